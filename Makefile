@@ -1,0 +1,59 @@
+# kube-carry: a fork of Kubernetes kept as a patch series on a pinned upstream.
+# The Makefile only wires the scripts in scripts/; `make help` lists targets.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := all
+
+# The harness runs go on the patched tree with the same flags as the build,
+# so the build cache is shared (DESIGN.md, build cache).
+export GOFLAGS := -trimpath -buildvcs=false
+export CGO_ENABLED := 0
+
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all
+all: build ## fetch the pinned upstream, apply the series, build kube-scheduler and kubelet into _output/bin
+
+.PHONY: fetch
+fetch: ## assemble the pinned upstream into _output/src/kubernetes (Go module proxy, checked against UPSTREAM)
+	scripts/fetch.sh
+
+.PHONY: apply
+apply: fetch ## apply patches/series to the tree (idempotent; never overwrites local work)
+	scripts/apply.sh
+
+.PHONY: build
+build: apply ## build the patched binaries into _output/bin with SHA256SUMS
+	scripts/build.sh
+
+.PHONY: test
+test: build ## lint the series and prove every patch (tests, upstream suites, regression proofs)
+	go test -count=1 ./cmd/... ./internal/...
+	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run '$(RUN)'
+
+.PHONY: test-patch
+test-patch: apply ## run one patch's checks: make test-patch P=<name>.patch
+	@[[ -n "$(P)" ]] || { echo "usage: make test-patch P=<patch file name>" >&2; exit 2; }
+	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run 'TestSeries/(lint|$(basename $(P)))$$'
+
+.PHONY: export
+export: ## regenerate patches/ from the commits of the patched tree
+	scripts/export.sh
+
+.PHONY: pin
+pin: ## recompute UPSTREAM for a release: make pin VERSION=vX.Y.Z
+	@[[ -n "$(VERSION)" ]] || { echo "usage: make pin VERSION=vX.Y.Z" >&2; exit 2; }
+	scripts/pin.sh $(VERSION)
+
+.PHONY: clean-tree
+clean-tree: ## remove the patched tree (refuses when it holds unexported work)
+	scripts/clean.sh tree
+
+.PHONY: clean
+clean: ## remove _output (refuses when the patched tree holds unexported work)
+	scripts/clean.sh all
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'

@@ -1,0 +1,321 @@
+// Command carry is kube-carry's small Go tool: everything the scripts need
+// that parses (UPSTREAM, the series, patches) or keeps state (the patched
+// tree) lives here, one subcommand per step. The scripts in scripts/ wire
+// the steps; run `carry help` for the list.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kube-carry/kube-carry/internal/modfetch"
+	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/series"
+	"github.com/kube-carry/kube-carry/internal/tree"
+)
+
+// Paths of the repository layout, relative to its root.
+const (
+	PinFile      = "UPSTREAM"
+	SeriesFile   = "patches/series"
+	RevisionFile = "patches/REVISION"
+	TreeDir      = "_output/src/kubernetes"
+)
+
+type command struct {
+	usage string
+	run   func(args []string) error
+}
+
+var commands = map[string]command{
+	"pin":          {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
+	"assemble":     {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
+	"init-tree":    {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
+	"upstream":     {"upstream: print the pinned upstream release", cmdUpstream},
+	"tree-status":  {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
+	"apply":        {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
+	"export":       {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
+	"check-tree":   {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
+	"removable":    {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
+	"version":      {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
+	"ldflags":      {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help" {
+		usage()
+		return
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "carry: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err := c.run(os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "carry %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: carry COMMAND [ARGS]\n\ncommands:")
+	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags"} {
+		fmt.Fprintf(os.Stderr, "  %s\n", commands[name].usage)
+	}
+}
+
+func progress(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
+}
+
+func cmdPin(args []string) error {
+	fs := flag.NewFlagSet("pin", flag.ContinueOnError)
+	out := fs.String("o", PinFile, "file to write")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: carry pin VERSION (e.g. v1.34.4)")
+	}
+	p, err := modfetch.Compute(fs.Arg(0), modfetch.GoCommand{}, progress)
+	if err != nil {
+		return err
+	}
+	tmp := *out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		return err
+	}
+	progress("pin: wrote %s for %s (%d modules)", *out, p.Version, len(p.Modules))
+	return nil
+}
+
+func cmdAssemble(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: carry assemble DIR")
+	}
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return err
+	}
+	return modfetch.Assemble(p, PinFile, args[0], modfetch.GoCommand{}, progress)
+}
+
+func cmdInitTree(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: carry init-tree DIR")
+	}
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return err
+	}
+	progress("fetch: committing %s as %q", args[0], tree.UpstreamSubject(p.Version))
+	_, err = tree.Init(args[0], p.Version, p.Date)
+	return err
+}
+
+func cmdUpstream(args []string) error {
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return err
+	}
+	fmt.Println(p.Version)
+	return nil
+}
+
+func cmdTreeStatus(args []string) error {
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(TreeDir); os.IsNotExist(err) {
+		fmt.Println("absent")
+		return nil
+	}
+	t, err := tree.Open(TreeDir)
+	if err != nil {
+		return fmt.Errorf("%s exists but is not a patched tree (%v); move it aside", TreeDir, err)
+	}
+	_, v, err := t.Base()
+	if err != nil {
+		return err
+	}
+	if v != p.Version {
+		return fmt.Errorf("%s is upstream %s but %s pins %s; export any work (make export), then `make clean-tree` and `make`", TreeDir, v, PinFile, p.Version)
+	}
+	fmt.Println("current")
+	return nil
+}
+
+func openAll() (*pin.Pin, *series.Series, *tree.Tree, error) {
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := series.Read(SeriesFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := tree.Open(TreeDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, s, t, nil
+}
+
+func cmdApply(args []string) error {
+	p, s, t, err := openAll()
+	if err != nil {
+		return err
+	}
+	// Every patch must be well formed before the tree is touched.
+	for _, e := range s.Entries {
+		if _, err := series.ReadPatch(s.Path(e)); err != nil {
+			return err
+		}
+	}
+	if err := t.Apply(s, p.Version, progress); err != nil {
+		return err
+	}
+	head, err := t.Line("rev-parse", "--short=12", "HEAD")
+	if err != nil {
+		return err
+	}
+	progress("apply: %s is upstream %s + %d patches (HEAD %s)", TreeDir, p.Version, len(s.Entries), head)
+	return nil
+}
+
+func cmdExport(args []string) error {
+	_, s, t, err := openAll()
+	if err != nil {
+		return err
+	}
+	res, err := t.Export(s, progress)
+	if err != nil {
+		return err
+	}
+	progress("export: %d written, %d unchanged, %d removed", len(res.Written), len(res.Unchanged), len(res.Removed))
+	return nil
+}
+
+func cmdCheckTree(args []string) error {
+	p, s, t, err := openAll()
+	if err != nil {
+		return err
+	}
+	keep, err := t.Plan(s, p.Version)
+	if err != nil {
+		return err
+	}
+	commits, err := t.Commits()
+	if err != nil {
+		return err
+	}
+	if keep != len(s.Entries) || keep != len(commits) {
+		return fmt.Errorf("%s: the tree has %d commits of which %d match the %d patches of %s; run `make apply`", TreeDir, len(commits), keep, len(s.Entries), SeriesFile)
+	}
+	return nil
+}
+
+func cmdRemovable(args []string) error {
+	if _, err := os.Stat(TreeDir); os.IsNotExist(err) {
+		return nil
+	}
+	t, err := tree.Open(TreeDir)
+	if err != nil {
+		return err
+	}
+	if err := t.LocalWork("patches"); err != nil {
+		return fmt.Errorf("%v\nnothing was removed; to discard the work anyway: rm -rf %s", err, TreeDir)
+	}
+	return nil
+}
+
+// Revision reads the series revision N of vX.Y.Z-carry.N.
+func Revision() (int, error) {
+	data, err := os.ReadFile(RevisionFile)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s:1: want a series revision (a whole number ≥ 1), got %q", RevisionFile, strings.TrimSpace(string(data)))
+	}
+	return n, nil
+}
+
+func forkVersion() (string, *pin.Pin, error) {
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return "", nil, err
+	}
+	n, err := Revision()
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("%s-carry.%d", p.Version, n), p, nil
+}
+
+func cmdVersion(args []string) error {
+	v, _, err := forkVersion()
+	if err != nil {
+		return err
+	}
+	fmt.Println(v)
+	return nil
+}
+
+func cmdLdflags(args []string) error {
+	v, p, err := forkVersion()
+	if err != nil {
+		return err
+	}
+	t, err := tree.Open(TreeDir)
+	if err != nil {
+		return err
+	}
+	commit, err := t.Line("rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	dirty, err := t.Dirty()
+	if err != nil {
+		return err
+	}
+	state := "clean"
+	if len(dirty) > 0 {
+		state = "dirty"
+	}
+	major, minor := "1", strings.Split(strings.TrimPrefix(p.Version, "v"), ".")[1]
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		for _, kv := range [][2]string{
+			{"gitVersion", v},
+			{"gitMajor", major},
+			{"gitMinor", minor},
+			{"gitCommit", commit},
+			{"gitTreeState", state},
+			{"buildDate", p.Date.UTC().Format(time.RFC3339)},
+		} {
+			flags = append(flags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
+		}
+	}
+	fmt.Println("-s -w " + strings.Join(flags, " "))
+	return nil
+}

@@ -1,0 +1,333 @@
+package series
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kballard/go-shellquote"
+)
+
+// Trailer is one `Key: value` line of a patch message.
+type Trailer struct {
+	Key, Value string
+	Line       int
+}
+
+// Patch is the metadata of one git format-patch file.
+type Patch struct {
+	File    string
+	Subject string
+	// Body is the message between the subject and the trailers.
+	Body     string
+	Trailers []Trailer
+	// Files are the paths the diff touches (new names for renames).
+	Files []string
+	// Status is the parsed Upstream-Status trailer.
+	Status Status
+	// Tests and Regressions are the parsed Test: and Regression: trailers.
+	Tests, Regressions []GoTest
+	// RegressionNone is the reason given by `Regression: none (...)`.
+	RegressionNone string
+}
+
+// GoTest is a `go test` invocation from a trailer: one package directory,
+// relative to the tree root, and the flags that follow it.
+type GoTest struct {
+	Package string
+	Flags   []string
+	Line    int
+	Raw     string
+}
+
+func (t GoTest) String() string { return t.Raw }
+
+// Status is an Upstream-Status value (DEP-3 / OpenEmbedded style).
+type Status struct {
+	Kind string // Inappropriate, Pending, Submitted, Backport
+	// Detail is the text in brackets.
+	Detail string
+	// PR is the kubernetes PR number for Submitted and Backport.
+	PR int
+	// Releases are the upstream releases that carry a backport.
+	Releases []string
+}
+
+// Known trailer keys, the closed vocabulary of DESIGN.md.
+var knownTrailers = map[string]bool{
+	"Upstream-Status": true,
+	"Bug":             true,
+	"Test":            true,
+	"Regression":      true,
+	"Guards":          true,
+}
+
+var (
+	trailerRE     = regexp.MustCompile(`^([A-Z][A-Za-z-]*): (.*\S)\s*$`)
+	statusRE      = regexp.MustCompile(`^(Inappropriate|Pending|Submitted|Backport)(?: \[(.+)\])?$`)
+	submittedRE   = regexp.MustCompile(`^kubernetes#([1-9][0-9]*)$`)
+	backportRE    = regexp.MustCompile(`^kubernetes#([1-9][0-9]*), (v[0-9]+\.[0-9]+\.[0-9]+(?:/v[0-9]+\.[0-9]+\.[0-9]+)*)$`)
+	bugRE         = regexp.MustCompile(`^seed [0-9]{3} \(.+\)$`)
+	noneRE        = regexp.MustCompile(`^none \((.+)\)$`)
+	diffGitRE     = regexp.MustCompile(`^diff --git a/(.+) b/(.+)$`)
+	formatPatchRE = regexp.MustCompile(`^From [0-9a-f]{40} `)
+)
+
+// ReadPatch parses and validates the patch file at file.
+func ReadPatch(file string) (*Patch, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatch(file, data)
+}
+
+// ParsePatch parses and validates git format-patch content.
+func ParsePatch(file string, data []byte) (*Patch, error) {
+	p := &Patch{File: file}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(lines) == 0 || !formatPatchRE.MatchString(lines[0]) {
+		return nil, errorf(file, 1, "not a git format-patch file (want a first line `From <hash> ...`)")
+	}
+	// Mail headers up to the first blank line; Subject may be folded.
+	i := 1
+	subjectLine := 0
+	for ; i < len(lines) && lines[i] != ""; i++ {
+		if s, ok := strings.CutPrefix(lines[i], "Subject: "); ok {
+			subjectLine = i + 1
+			p.Subject = s
+			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") {
+				i++
+				p.Subject += lines[i]
+			}
+		}
+	}
+	if subjectLine == 0 {
+		return nil, errorf(file, i+1, "no Subject: header")
+	}
+	p.Subject = strings.TrimSpace(strings.TrimPrefix(p.Subject, "[PATCH]"))
+	if p.Subject == "" {
+		return nil, errorf(file, subjectLine, "empty subject")
+	}
+	// Message body up to the `---` separator.
+	bodyStart := i + 1
+	end := -1
+	for j := bodyStart; j < len(lines); j++ {
+		if lines[j] == "---" {
+			end = j
+			break
+		}
+	}
+	if end < 0 {
+		return nil, errorf(file, len(lines), "no `---` line between the message and the diff")
+	}
+	// Trailers: the last paragraph of the message.
+	last := end - 1
+	for last >= bodyStart && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	first := last
+	for first > bodyStart && strings.TrimSpace(lines[first-1]) != "" {
+		first--
+	}
+	if last < bodyStart || !trailerRE.MatchString(lines[first]) {
+		return nil, errorf(file, end, "no trailers: the message must end with Upstream-Status:, Bug:, Test: and Regression: lines")
+	}
+	for j := first; j <= last; j++ {
+		m := trailerRE.FindStringSubmatch(lines[j])
+		if m == nil {
+			return nil, errorf(file, j+1, "malformed trailer %q (want `Key: value`)", lines[j])
+		}
+		if !knownTrailers[m[1]] {
+			return nil, errorf(file, j+1, "unknown trailer %q (want one of %s)", m[1], strings.Join(sortedKeys(knownTrailers), ", "))
+		}
+		p.Trailers = append(p.Trailers, Trailer{Key: m[1], Value: m[2], Line: j + 1})
+	}
+	p.Body = strings.TrimSpace(strings.Join(lines[bodyStart:first], "\n"))
+	if p.Body == "" {
+		return nil, errorf(file, subjectLine, "the message has no body: explain symptom, root cause and fix")
+	}
+	for j := end + 1; j < len(lines); j++ {
+		if m := diffGitRE.FindStringSubmatch(lines[j]); m != nil {
+			p.Files = append(p.Files, m[2])
+		}
+	}
+	if len(p.Files) == 0 {
+		return nil, errorf(file, end+1, "the patch changes no file")
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *Patch) validate() error {
+	count := map[string]int{}
+	for _, t := range p.Trailers {
+		count[t.Key]++
+		switch t.Key {
+		case "Upstream-Status":
+			if count[t.Key] > 1 {
+				return errorf(p.File, t.Line, "Upstream-Status given twice")
+			}
+			st, err := parseStatus(t.Value)
+			if err != nil {
+				return errorf(p.File, t.Line, "%v", err)
+			}
+			p.Status = st
+		case "Bug":
+			if !bugRE.MatchString(t.Value) {
+				return errorf(p.File, t.Line, "Bug: %q: want `seed NNN (what it is)`", t.Value)
+			}
+		case "Test", "Regression":
+			if m := noneRE.FindStringSubmatch(t.Value); m != nil && t.Key == "Regression" {
+				p.RegressionNone = m[1]
+				continue
+			}
+			gt, err := ParseGoTest(t.Value)
+			if err != nil {
+				return errorf(p.File, t.Line, "%s: %v", t.Key, err)
+			}
+			gt.Line = t.Line
+			if t.Key == "Test" {
+				p.Tests = append(p.Tests, gt)
+			} else {
+				p.Regressions = append(p.Regressions, gt)
+			}
+		}
+	}
+	for _, k := range []string{"Upstream-Status", "Bug", "Test", "Regression"} {
+		if count[k] == 0 {
+			return errorf(p.File, 0, "missing %s: trailer", k)
+		}
+	}
+	if p.RegressionNone != "" && len(p.Regressions) > 0 {
+		return errorf(p.File, 0, "Regression: none cannot stand beside Regression: tests")
+	}
+	return nil
+}
+
+func parseStatus(v string) (Status, error) {
+	m := statusRE.FindStringSubmatch(v)
+	if m == nil {
+		return Status{}, fmt.Errorf("Upstream-Status %q: want Inappropriate [reason], Pending, Submitted [kubernetes#N] or Backport [kubernetes#N, vA.B.C]", v)
+	}
+	st := Status{Kind: m[1], Detail: m[2]}
+	switch st.Kind {
+	case "Inappropriate":
+		if st.Detail == "" {
+			return st, fmt.Errorf("Upstream-Status Inappropriate needs a reason in brackets")
+		}
+	case "Pending":
+		if st.Detail != "" {
+			return st, fmt.Errorf("Upstream-Status Pending takes no brackets")
+		}
+	case "Submitted":
+		sm := submittedRE.FindStringSubmatch(st.Detail)
+		if sm == nil {
+			return st, fmt.Errorf("Upstream-Status Submitted [%s]: want [kubernetes#N]", st.Detail)
+		}
+		fmt.Sscan(sm[1], &st.PR)
+	case "Backport":
+		bm := backportRE.FindStringSubmatch(st.Detail)
+		if bm == nil {
+			return st, fmt.Errorf("Upstream-Status Backport [%s]: want [kubernetes#N, vA.B.C] (several releases joined by /)", st.Detail)
+		}
+		fmt.Sscan(bm[1], &st.PR)
+		st.Releases = strings.Split(bm[2], "/")
+	}
+	return st, nil
+}
+
+// ParseGoTest parses `./pkg/path [go test flags]`, shell-quoted.
+func ParseGoTest(v string) (GoTest, error) {
+	words, err := shellquote.Split(v)
+	if err != nil {
+		return GoTest{}, fmt.Errorf("%q: %v", v, err)
+	}
+	if len(words) == 0 {
+		return GoTest{}, fmt.Errorf("empty test command")
+	}
+	pkg := words[0]
+	rel, ok := strings.CutPrefix(pkg, "./")
+	if !ok || rel == "" || path.Clean(rel) != rel || strings.HasPrefix(rel, "../") {
+		return GoTest{}, fmt.Errorf("%q: the package must be a clean path relative to the tree root, like ./pkg/scheduler", pkg)
+	}
+	if strings.Contains(rel, "...") {
+		return GoTest{}, fmt.Errorf("%q: name one package, not a pattern", pkg)
+	}
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "./") {
+			return GoTest{}, fmt.Errorf("%q: one package per test line", w)
+		}
+	}
+	return GoTest{Package: pkg, Flags: words[1:], Raw: v}, nil
+}
+
+// GoFiles are the .go files the patch touches.
+func (p *Patch) GoFiles() []string {
+	var out []string
+	for _, f := range p.Files {
+		if strings.HasSuffix(f, ".go") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// IsTestFile reports whether a tree path belongs to tests only: a _test.go
+// file or anything under a testdata directory.
+func IsTestFile(f string) bool {
+	return strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "testdata/") || strings.Contains(f, "/testdata/")
+}
+
+// TestFiles are the files of the patch that belong to tests only.
+func (p *Patch) TestFiles() []string {
+	var out []string
+	for _, f := range p.Files {
+		if IsTestFile(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Packages are the package directories (./-relative) of the .go files the
+// patch touches, sorted.
+func (p *Patch) Packages() []string {
+	set := map[string]bool{}
+	for _, f := range p.GoFiles() {
+		if strings.Contains(f, "/testdata/") || strings.HasPrefix(f, "testdata/") {
+			continue
+		}
+		set["./"+path.Dir(f)] = true
+	}
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

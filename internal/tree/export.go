@@ -1,0 +1,168 @@
+package tree
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kube-carry/kube-carry/internal/series"
+)
+
+// ExportResult says what an export changed.
+type ExportResult struct {
+	Written, Unchanged, Removed []string
+}
+
+// Export regenerates the patch files and the series from the tree's commits.
+// A commit keeps the name of the patch it was applied from (or of the patch
+// with the same subject, after an amend or an interactive rebase); a new
+// commit gets a name made from its subject. Patch files of the old series
+// that no commit produces any more are removed (git history keeps them).
+func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error) {
+	if op := t.InProgress(); op != "" {
+		return nil, &SyncError{fmt.Sprintf("%s: a %s is in progress in the patched tree; finish it first", t.Dir, op)}
+	}
+	dirty, err := t.Dirty()
+	if err != nil {
+		return nil, err
+	}
+	if len(dirty) > 0 {
+		return nil, &SyncError{fmt.Sprintf("%s: the patched tree has uncommitted changes; commit them first (export writes commits only):\n  %s", t.Dir, strings.Join(limit(dirty, 10), "\n  "))}
+	}
+	commits, err := t.Commits()
+	if err != nil {
+		return nil, err
+	}
+	records, err := t.AppliedRecords()
+	if err != nil {
+		return nil, err
+	}
+	bySubject := map[string]string{}
+	for _, e := range s.Entries {
+		p, err := series.ReadPatch(s.Path(e))
+		if err == nil {
+			bySubject[p.Subject] = e.Name
+		} else if subject := rawSubject(s.Path(e)); subject != "" {
+			bySubject[subject] = e.Name
+		}
+	}
+	res := &ExportResult{}
+	var names []string
+	used := map[string]bool{}
+	for i, c := range commits {
+		subject, err := t.Line("log", "-1", "--format=%s", c)
+		if err != nil {
+			return nil, err
+		}
+		name := ""
+		if r, ok := records[c]; ok {
+			name = r.Patch
+		} else if n, ok := bySubject[subject]; ok {
+			name = n
+		} else {
+			name = Slug(subject) + ".patch"
+		}
+		if used[name] {
+			return nil, fmt.Errorf("commit %.12s %q: patch name %s is already taken by an earlier commit; give the commit a distinct subject", c, subject, name)
+		}
+		used[name] = true
+		names = append(names, name)
+		data, err := t.FormatPatch(c)
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(s.Dir, name)
+		old, err := os.ReadFile(path)
+		if err == nil && bytes.Equal(old, data) {
+			res.Unchanged = append(res.Unchanged, name)
+			progress("export: [%d/%d] %s (unchanged)", i+1, len(commits), name)
+		} else {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return nil, err
+			}
+			res.Written = append(res.Written, name)
+			progress("export: [%d/%d] %s (written)", i+1, len(commits), name)
+		}
+		if r, ok := records[c]; !ok || r.Patch != name || !sameSum(path, r.SHA256) {
+			if err := t.Record(c, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, e := range s.Entries {
+		if !used[e.Name] {
+			if err := os.Remove(s.Path(e)); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			res.Removed = append(res.Removed, e.Name)
+			progress("export: %s removed (no commit in the tree makes it)", e.Name)
+		}
+	}
+	if err := WriteSeries(s.File, names); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func sameSum(path, sum string) bool {
+	got, err := fileSHA256(path)
+	return err == nil && got == sum
+}
+
+func rawSubject(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if s, ok := strings.CutPrefix(l, "Subject: "); ok {
+			return strings.TrimSpace(s)
+		}
+		if l == "" {
+			break
+		}
+	}
+	return ""
+}
+
+// WriteSeries rewrites the series file with names, keeping the comment
+// block at its top.
+func WriteSeries(file string, names []string) error {
+	var header []string
+	if data, err := os.ReadFile(file); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				break
+			}
+			header = append(header, l)
+		}
+	}
+	var b strings.Builder
+	for _, l := range header {
+		b.WriteString(l + "\n")
+	}
+	for _, n := range names {
+		b.WriteString(n + "\n")
+	}
+	return os.WriteFile(file, []byte(b.String()), 0o644)
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug makes a patch file name from a commit subject.
+func Slug(subject string) string {
+	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(subject), "-"), "-")
+	if len(s) > 60 {
+		s = strings.TrimRight(s[:60], "-")
+		if i := strings.LastIndexByte(s, '-'); i > 30 {
+			s = s[:i]
+		}
+	}
+	if s == "" {
+		s = "patch"
+	}
+	return s
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# clean: remove the patched tree (`tree`) or all of _output (`all`), but
+# never a tree that holds work in no patch file.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+what=${1:-all}
+carry removable
+case "$what" in
+tree)
+	log "clean: removing $TREE"
+	rm -rf "$TREE"
+	;;
+all)
+	log "clean: removing $OUT"
+	rm -rf "$OUT"
+	;;
+*)
+	die "usage: scripts/clean.sh tree|all"
+	;;
+esac

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# fetch: assemble the pinned upstream from the Go module proxy into
+# _output/src/kubernetes, atomically: the tree appears only when complete.
+# UPSTREAM_SOURCE=git clones the upstream git repository instead.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+want=$(carry upstream)
+if [[ "$(carry tree-status)" == current ]]; then
+	log "fetch: $TREE is upstream $want (up to date)"
+	exit 0
+fi
+
+mkdir -p "$(dirname "$TREE")"
+tmp=$(mktemp -d "$(dirname "$TREE")/.kubernetes.fetch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+case "${UPSTREAM_SOURCE:-proxy}" in
+proxy)
+	log "fetch: assembling upstream $want from the Go module proxy"
+	carry assemble "$tmp"
+	;;
+git)
+	url=${UPSTREAM_GIT_URL:-https://github.com/kubernetes/kubernetes}
+	log "fetch: cloning upstream $want from $url"
+	git clone --quiet --depth 1 --branch "$want" "$url" "$tmp/clone"
+	rm -rf "$tmp/clone/.git"
+	shopt -s dotglob
+	mv "$tmp/clone"/* "$tmp"/
+	rmdir "$tmp/clone"
+	;;
+*)
+	die "UPSTREAM_SOURCE=${UPSTREAM_SOURCE} is not one of: proxy, git"
+	;;
+esac
+
+carry init-tree "$tmp"
+mv -T "$tmp" "$TREE"
+trap - EXIT
+log "fetch: $TREE is upstream $want"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# pin: (re)compute UPSTREAM for an upstream release: the h1: hash of
+# k8s.io/kubernetes and of every staging module zip, from the Go module proxy.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+[[ $# -eq 1 ]] || die "usage: scripts/pin.sh vX.Y.Z"
+carry pin "$1"
