@@ -57,3 +57,9 @@ clean: ## remove _output (refuses when the patched tree holds unexported work)
 .PHONY: help
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'
+
+.PHONY: lint
+lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go code
+	shellcheck -x scripts/*.sh ci/run ci/install-tools .ci/run
+	@out=$$(gofmt -l cmd internal tests); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./cmd/... ./internal/... ./tests/...

@@ -33,17 +33,17 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"pin":          {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
-	"assemble":     {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
-	"init-tree":    {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
-	"upstream":     {"upstream: print the pinned upstream release", cmdUpstream},
-	"tree-status":  {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
-	"apply":        {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
-	"export":       {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
-	"check-tree":   {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
-	"removable":    {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
-	"version":      {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
-	"ldflags":      {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
+	"pin":         {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
+	"assemble":    {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
+	"init-tree":   {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
+	"upstream":    {"upstream: print the pinned upstream release", cmdUpstream},
+	"tree-status": {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
+	"apply":       {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
+	"export":      {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
+	"check-tree":  {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
+	"removable":   {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
+	"version":     {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
+	"ldflags":     {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
 }
 
 func main() {

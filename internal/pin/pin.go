@@ -6,6 +6,8 @@ package pin
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -216,7 +218,7 @@ func checkSum(sum string) error {
 	}
 	b := strings.TrimPrefix(sum, prefix)
 	// h1: is base64 of a SHA-256 digest: 44 characters with padding.
-	if len(b) != 44 || !strings.HasSuffix(b, "=") {
+	if d, err := base64.StdEncoding.DecodeString(b); err != nil || len(d) != sha256.Size {
 		return fmt.Errorf("hash %q is not an h1: hash (base64 SHA-256)", sum)
 	}
 	return nil

@@ -122,17 +122,19 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 	if p.Subject == "" {
 		return nil, errorf(file, subjectLine, "empty subject")
 	}
-	// Message body up to the `---` separator.
+	// Message body up to the `---` separator or, as `git format-patch
+	// --no-stat` writes no `---`, up to the first `diff --git` line (where
+	// git mailinfo ends the message too).
 	bodyStart := i + 1
 	end := -1
 	for j := bodyStart; j < len(lines); j++ {
-		if lines[j] == "---" {
+		if lines[j] == "---" || strings.HasPrefix(lines[j], "diff --git ") {
 			end = j
 			break
 		}
 	}
 	if end < 0 {
-		return nil, errorf(file, len(lines), "no `---` line between the message and the diff")
+		return nil, errorf(file, len(lines), "no `---` or `diff --git` line between the message and the diff")
 	}
 	// Trailers: the last paragraph of the message.
 	last := end - 1
@@ -160,7 +162,7 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 	if p.Body == "" {
 		return nil, errorf(file, subjectLine, "the message has no body: explain symptom, root cause and fix")
 	}
-	for j := end + 1; j < len(lines); j++ {
+	for j := end; j < len(lines); j++ {
 		if m := diffGitRE.FindStringSubmatch(lines[j]); m != nil {
 			p.Files = append(p.Files, m[2])
 		}

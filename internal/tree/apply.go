@@ -168,7 +168,7 @@ func (t *Tree) applyExact(path string) error {
 	name := baseName(path)
 	// git apply --verbose reports every hunk, offsets included, on stderr.
 	report, err := t.Combined("apply", "--check", "--verbose", path)
-	if msg := offsetProblem(report, path); msg != "" {
+	if msg := offsetProblem(report); msg != "" {
 		return &ApplyError{Patch: name, Msg: msg}
 	}
 	if err != nil {
@@ -185,7 +185,7 @@ func (t *Tree) applyExact(path string) error {
 	return t.Record(head, path)
 }
 
-func offsetProblem(report, patchPath string) string {
+func offsetProblem(report string) string {
 	file := ""
 	for _, l := range strings.Split(report, "\n") {
 		if m := checkingRE.FindStringSubmatch(l); m != nil {
@@ -247,4 +247,20 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// CheckAgainstIndex applies a patch to the index file index (not to the
+// work tree) exactly as apply would: an offset or a failing hunk is an
+// *ApplyError naming the patch, file and hunk. Lint uses it to replay the
+// series on the pinned upstream without touching the tree.
+func (t *Tree) CheckAgainstIndex(index, path string) error {
+	g := Git{Dir: t.Dir, Env: append(append([]string(nil), t.Env...), "GIT_INDEX_FILE="+index)}
+	report, err := g.Combined("apply", "--cached", "--verbose", path)
+	if msg := offsetProblem(report); msg != "" {
+		return &ApplyError{Patch: baseName(path), Msg: msg}
+	}
+	if err != nil {
+		return &ApplyError{Patch: baseName(path), Msg: conflictProblem(report, path)}
+	}
+	return nil
 }

@@ -1,0 +1,169 @@
+// Package gotest runs `go test -json` and tells a test failure (an assertion)
+// from a build failure and from a run that executed no test at all.
+package gotest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Outcome of one `go test` run.
+type Outcome int
+
+const (
+	// Passed: every test passed and at least one test ran.
+	Passed Outcome = iota
+	// TestsFailed: the packages built and at least one test failed.
+	TestsFailed
+	// BuildFailed: a package (or its test files) did not compile.
+	BuildFailed
+	// NoTests: everything built but no test ran (e.g. -run matched nothing).
+	NoTests
+	// Errored: go test failed for another reason (panic outside a test,
+	// timeout, bad flags).
+	Errored
+)
+
+func (o Outcome) String() string {
+	return [...]string{"passed", "tests failed", "build failed", "no tests ran", "errored"}[o]
+}
+
+// Result is the parsed result of a run.
+type Result struct {
+	Outcome Outcome
+	// Passed and Failed list the tests by name (subtests included).
+	Passed, Failed []string
+	// Output is everything go test printed, for failure reports.
+	Output   string
+	Elapsed  time.Duration
+	ExitCode int
+}
+
+type event struct {
+	Action      string
+	Package     string
+	ImportPath  string
+	Test        string
+	Output      string
+	FailedBuild string
+}
+
+// Parse reads a `go test -json` stream. exitErr is the error of the go
+// command (nil when it exited 0).
+func Parse(r io.Reader, exitErr error) (*Result, error) {
+	res := &Result{}
+	var out strings.Builder
+	buildFailed, pkgFailed := false, false
+	passed, failed := map[string]bool{}, map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			// Not an event: go itself printed it (e.g. a build error
+			// before Go 1.24's build events).
+			out.Write(line)
+			out.WriteByte('\n')
+			if bytes.Contains(line, []byte("[build failed]")) || bytes.Contains(line, []byte("[setup failed]")) {
+				buildFailed = true
+			}
+			continue
+		}
+		out.WriteString(e.Output)
+		switch e.Action {
+		case "build-fail":
+			buildFailed = true
+		case "pass":
+			if e.Test != "" {
+				passed[e.Test] = true
+			}
+		case "fail":
+			if e.Test != "" {
+				failed[e.Test] = true
+			} else {
+				pkgFailed = true
+				if e.FailedBuild != "" {
+					buildFailed = true
+				}
+			}
+		case "output":
+			if strings.Contains(e.Output, "[build failed]") || strings.Contains(e.Output, "[setup failed]") {
+				buildFailed = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	res.Output = out.String()
+	res.Passed, res.Failed = keys(passed), keys(failed)
+	if exitErr != nil {
+		if ee, ok := exitErr.(*exec.ExitError); ok {
+			res.ExitCode = ee.ExitCode()
+		} else {
+			res.ExitCode = -1
+		}
+	}
+	switch {
+	case buildFailed:
+		res.Outcome = BuildFailed
+	case len(failed) > 0:
+		res.Outcome = TestsFailed
+	case pkgFailed || exitErr != nil:
+		res.Outcome = Errored
+	case len(passed) == 0:
+		res.Outcome = NoTests
+	default:
+		res.Outcome = Passed
+	}
+	return res, nil
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Run runs `go test -json -count=1 <args>` in dir with env added to the
+// process environment.
+func Run(dir string, env []string, args ...string) (*Result, error) {
+	full := append([]string{"test", "-json", "-count=1"}, args...)
+	cmd := exec.Command("go", full...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		return nil, fmt.Errorf("go %s: %w", strings.Join(full, " "), err)
+	}
+	res, perr := Parse(io.MultiReader(&stderr, &stdout), err)
+	if perr != nil {
+		return nil, perr
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// Tail is the last n lines of the output, for reports.
+func (r *Result) Tail(n int) string {
+	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

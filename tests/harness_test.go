@@ -1,0 +1,148 @@
+// Package tests is kube-carry's harness: it lints the series and proves
+// every patch on the patched tree (see DESIGN.md, Tests). `make test` runs it
+// after `make`, so the tree and the binaries exist.
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+
+	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/series"
+	"github.com/kube-carry/kube-carry/internal/tree"
+)
+
+// Paths, relative to the repository root.
+const (
+	pinFile     = "UPSTREAM"
+	seriesFile  = "patches/series"
+	droppedFile = "patches/DROPPED"
+	treeDir     = "_output/src/kubernetes"
+	workDir     = "_output/work"
+	binDir      = "_output/bin"
+)
+
+// root is the repository root; go test runs in tests/.
+var root = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}()
+
+func rootPath(p string) string { return filepath.Join(root, p) }
+
+// goEnv is the environment of every go command on the tree and its
+// worktrees: the same flags everywhere, so the build cache is shared.
+var goEnv = []string{"GOFLAGS=-trimpath -buildvcs=false", "CGO_ENABLED=0"}
+
+// report collects one row per patch for the table printed at the end.
+type row struct {
+	Patch      string
+	Tests      string
+	Regression string
+	Mutants    string
+	Result     string
+}
+
+var (
+	reportMu sync.Mutex
+	rows     = map[string]*row{}
+	order    []string
+)
+
+func rowFor(patch string) *row {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	r, ok := rows[patch]
+	if !ok {
+		r = &row{Patch: patch, Tests: "-", Regression: "-", Mutants: "-"}
+		rows[patch] = r
+		order = append(order, patch)
+	}
+	return r
+}
+
+func setRow(patch string, f func(r *row)) {
+	r := rowFor(patch)
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	f(r)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	printReport()
+	os.Exit(code)
+}
+
+func printReport() {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	if len(order) == 0 {
+		return
+	}
+	keys := append([]string(nil), order...)
+	sort.SliceStable(keys, func(i, j int) bool { return false })
+	fmt.Println()
+	fmt.Println("kube-carry series report")
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PATCH\tTESTS\tREGRESSION PROOF\tMUTANTS KILLED\tRESULT")
+	for _, k := range keys {
+		r := rows[k]
+		result := r.Result
+		if result == "" {
+			result = "not run"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Patch, r.Tests, r.Regression, r.Mutants, result)
+	}
+	w.Flush()
+}
+
+// loaded is the series, the pin and the patched tree, read once.
+type loaded struct {
+	pin     *pin.Pin
+	series  *series.Series
+	patches []*series.Patch
+	tree    *tree.Tree
+	// commits[i] is the tree commit of series entry i.
+	commits []string
+}
+
+func load(t *testing.T) *loaded {
+	t.Helper()
+	p, err := pin.ReadFile(rootPath(pinFile))
+	if err != nil {
+		t.Fatalf("UPSTREAM: %v", err)
+	}
+	s, err := series.Read(rootPath(seriesFile))
+	if err != nil {
+		t.Fatalf("series: %v", err)
+	}
+	l := &loaded{pin: p, series: s}
+	for _, e := range s.Entries {
+		pt, err := series.ReadPatch(s.Path(e))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		l.patches = append(l.patches, pt)
+	}
+	tr, err := tree.Open(rootPath(treeDir))
+	if err != nil {
+		t.Fatalf("%v (run `make` first)", err)
+	}
+	l.tree = tr
+	commits, err := tr.Commits()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	l.commits = commits
+	return l
+}
+
+func patchName(file string) string { return strings.TrimSuffix(filepath.Base(file), ".patch") }

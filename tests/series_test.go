@@ -1,0 +1,246 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kube-carry/kube-carry/internal/gotest"
+	"github.com/kube-carry/kube-carry/internal/series"
+	"github.com/kube-carry/kube-carry/internal/tree"
+)
+
+// TestSeries lints the series, then proves every patch: its Test: lines and
+// the upstream suites of the packages it touches pass on the patched tree,
+// and every Regression: test fails on the tree without the patch's fix and
+// passes with it.
+func TestSeries(t *testing.T) {
+	l := load(t)
+	t.Run("lint", func(t *testing.T) { lint(t, l) })
+	if t.Failed() {
+		t.Fatal("the series does not lint; no patch is proven on a tree that is not the series")
+	}
+	for i, p := range l.patches {
+		t.Run(patchName(p.File), func(t *testing.T) { provePatch(t, l, i, p) })
+	}
+}
+
+func lint(t *testing.T, l *loaded) {
+	t.Run("series-matches-directory", func(t *testing.T) {
+		dropped, err := series.Dropped(rootPath(droppedFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob(filepath.Join(l.series.Dir, "*.patch"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inSeries := map[string]bool{}
+		for _, e := range l.series.Entries {
+			inSeries[e.Name] = true
+			if reason, ok := dropped[e.Name]; ok {
+				t.Errorf("%s:%d: %s is in the series and listed as dropped in %s (%s)", seriesFile, e.Line, e.Name, droppedFile, reason)
+			}
+		}
+		for _, f := range files {
+			name := filepath.Base(f)
+			if !inSeries[name] && dropped[name] == "" {
+				t.Errorf("%s is in patches/ but neither in %s nor listed in %s", name, seriesFile, droppedFile)
+			}
+		}
+	})
+	for _, p := range l.patches {
+		t.Run("trailers/"+patchName(p.File), func(t *testing.T) {
+			// ReadPatch validated the trailers; the lint re-reads the file so
+			// the subtest names the patch and shows what it declares.
+			got, err := series.ReadPatch(p.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: Upstream-Status %s, %d Test, %d Regression", got.Subject, got.Status.Kind, len(got.Tests), len(got.Regressions))
+		})
+	}
+	t.Run("applies-exactly-to-upstream", func(t *testing.T) {
+		base, version, err := l.tree.Base()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if version != l.pin.Version {
+			t.Fatalf("the patched tree is upstream %s but %s pins %s; run `make`", version, pinFile, l.pin.Version)
+		}
+		if len(l.commits) != len(l.patches) {
+			t.Fatalf("the patched tree has %d commits after upstream, the series %d patches; run `make apply`", len(l.commits), len(l.patches))
+		}
+		index := filepath.Join(t.TempDir(), "index")
+		g := tree.Git{Dir: l.tree.Dir, Env: []string{"GIT_INDEX_FILE=" + index}}
+		if _, err := g.Run("read-tree", base); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range l.patches {
+			if err := l.tree.CheckAgainstIndex(index, p.File); err != nil {
+				t.Fatalf("%v", err)
+			}
+			got, err := g.Line("write-tree")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := l.tree.Line("rev-parse", l.commits[i]+"^{tree}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("%s: upstream %s plus the series up to this patch is not the patched tree's commit %.12s; run `make apply`", filepath.Base(p.File), version, l.commits[i])
+			}
+		}
+	})
+	t.Run("patches-are-the-tree-exported", func(t *testing.T) {
+		for i, p := range l.patches {
+			want, err := l.tree.FormatPatch(l.commits[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(p.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("%s differs from the export of tree commit %.12s (-export +file); edit patches as commits and run `make export`:\n%s", filepath.Base(p.File), l.commits[i], diff)
+			}
+		}
+	})
+}
+
+func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
+	name := patchName(p.File)
+	rowFor(name)
+	ok := true
+	defer func() {
+		setRow(name, func(r *row) {
+			if ok && !t.Failed() {
+				r.Result = "PASS"
+			} else {
+				r.Result = "FAIL"
+			}
+		})
+	}()
+
+	passed := 0
+	t.Run("test", func(t *testing.T) {
+		for _, gt := range p.Tests {
+			res := runGoTest(t, l.tree.Dir, append([]string{gt.Package}, gt.Flags...)...)
+			if res.Outcome != gotest.Passed {
+				t.Errorf("Test: %s: %s\n%s", gt, res.Outcome, res.Tail(40))
+				continue
+			}
+			passed++
+			t.Logf("Test: %s: %d passed in %s", gt, len(res.Passed), res.Elapsed.Round(1e8))
+		}
+	})
+	setRow(name, func(r *row) { r.Tests = fmt.Sprintf("%d/%d pass", passed, len(p.Tests)) })
+
+	t.Run("suite", func(t *testing.T) {
+		pkgs := p.Packages()
+		if len(pkgs) == 0 {
+			t.Log("the patch touches no Go package")
+			return
+		}
+		res := runGoTest(t, l.tree.Dir, pkgs...)
+		if res.Outcome != gotest.Passed && res.Outcome != gotest.NoTests {
+			t.Fatalf("upstream suites of %s: %s\nfailed: %s\n%s", strings.Join(pkgs, " "), res.Outcome, strings.Join(res.Failed, ", "), res.Tail(60))
+		}
+		t.Logf("upstream suites of %s: %d tests passed in %s", strings.Join(pkgs, " "), len(res.Passed), res.Elapsed.Round(1e8))
+	})
+
+	t.Run("regression", func(t *testing.T) {
+		if p.RegressionNone != "" {
+			setRow(name, func(r *row) { r.Regression = "none (" + p.RegressionNone + ")" })
+			t.Skipf("Regression: none (%s)", p.RegressionNone)
+		}
+		parent := l.commits[i] + "^"
+		wt := worktree(t, l.tree, name+"-regression", parent)
+		checkoutTestFiles(t, wt, l.commits[i], p)
+		proven := 0
+		for _, gt := range p.Regressions {
+			without := runGoTest(t, wt.Dir, append([]string{gt.Package}, gt.Flags...)...)
+			switch without.Outcome {
+			case gotest.TestsFailed:
+				t.Logf("Regression: %s: FAILS without the fix (%s)", gt, strings.Join(without.Failed, ", "))
+			case gotest.BuildFailed:
+				t.Errorf("Regression: %s: the tests do not build without the fix, which proves nothing; keep the test files compiling on the parent:\n%s", gt, without.Tail(20))
+				continue
+			default:
+				t.Errorf("Regression: %s: %s without the fix; a regression test must fail without it", gt, without.Outcome)
+				continue
+			}
+			with := runGoTest(t, l.tree.Dir, append([]string{gt.Package}, gt.Flags...)...)
+			if with.Outcome != gotest.Passed {
+				t.Errorf("Regression: %s: %s with the fix\n%s", gt, with.Outcome, with.Tail(40))
+				continue
+			}
+			t.Logf("Regression: %s: PASSES with the fix", gt)
+			proven++
+		}
+		setRow(name, func(r *row) {
+			r.Regression = fmt.Sprintf("%d/%d fail without, pass with", proven, len(p.Regressions))
+		})
+	})
+}
+
+// runGoTest runs go test in dir with the harness's environment.
+func runGoTest(t *testing.T, dir string, args ...string) *gotest.Result {
+	t.Helper()
+	res, err := gotest.Run(dir, goEnv, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// worktree checks out commit of the patched tree into _output/work/<name>,
+// removed when the test ends.
+func worktree(t *testing.T, tr *tree.Tree, name, commit string) *tree.Tree {
+	t.Helper()
+	dir := rootPath(filepath.Join(workDir, name))
+	_, _ = tr.Run("worktree", "remove", "--force", dir)
+	_ = os.RemoveAll(dir)
+	_, _ = tr.Run("worktree", "prune")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run("worktree", "add", "--detach", "--force", dir, commit); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = tr.Run("worktree", "remove", "--force", dir)
+		_ = os.RemoveAll(dir)
+		_, _ = tr.Run("worktree", "prune")
+	})
+	return &tree.Tree{Git: tree.Git{Dir: dir}}
+}
+
+// checkoutTestFiles brings only the patch's test files from commit into the
+// worktree: the tests of the patch on the code without its fix.
+func checkoutTestFiles(t *testing.T, wt *tree.Tree, commit string, p *series.Patch) {
+	t.Helper()
+	files := p.TestFiles()
+	if len(files) == 0 {
+		t.Fatalf("the patch declares Regression: tests but changes no test file")
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if _, err := wt.Run("cat-file", "-e", commit+":"+f); err != nil {
+			// The patch deletes this test file.
+			_ = os.Remove(filepath.Join(wt.Dir, f))
+			continue
+		}
+		if _, err := wt.Run("checkout", commit, "--", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("worktree %s: the parent of %.12s plus %d test files of the patch", wt.Dir, commit, len(files))
+}

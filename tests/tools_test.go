@@ -1,0 +1,146 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-carry/kube-carry/internal/pin"
+)
+
+// TestBinaries checks what `make` built: each binary reports the fork
+// version and matches SHA256SUMS.
+func TestBinaries(t *testing.T) {
+	want := strings.TrimSpace(carryOut(t, root, "version"))
+	for _, b := range []string{"kube-scheduler", "kubelet"} {
+		t.Run(b, func(t *testing.T) {
+			out, err := exec.Command(rootPath(filepath.Join(binDir, b)), "--version").CombinedOutput()
+			require.NoError(t, err, "%s --version: %s", b, out)
+			assert.Equal(t, "Kubernetes "+want, strings.TrimSpace(string(out)))
+		})
+	}
+	t.Run("SHA256SUMS", func(t *testing.T) {
+		cmd := exec.Command("sha256sum", "--check", "--strict", "SHA256SUMS")
+		cmd.Dir = rootPath(binDir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, 2, strings.Count(string(out), ": OK"), "%s", out)
+	})
+}
+
+// TestFetchRejectsWrongHash changes one character of a staging module's
+// hash in UPSTREAM: fetch fails naming the module and leaves no tree, not
+// even a partial one.
+func TestFetchRejectsWrongHash(t *testing.T) {
+	dir := repoCopy(t)
+	p, err := pin.ReadFile(filepath.Join(dir, pinFile))
+	require.NoError(t, err)
+	var victim pin.Module
+	for _, m := range p.Modules {
+		if m.Path == "k8s.io/api" {
+			victim = m
+		}
+	}
+	require.NotEmpty(t, victim.Sum, "k8s.io/api is pinned")
+	data, err := os.ReadFile(filepath.Join(dir, pinFile))
+	require.NoError(t, err)
+	wrong := flipChar(victim.Sum)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, pinFile), bytes.Replace(data, []byte(victim.Sum), []byte(wrong), 1), 0o644))
+
+	out, err := run(dir, "scripts/fetch.sh")
+	require.Error(t, err, "fetch must fail:\n%s", out)
+	assert.Contains(t, out, "k8s.io/api v0.")
+	assert.Contains(t, out, "checksum mismatch")
+	assert.Contains(t, out, wrong)
+	assert.NoDirExists(t, filepath.Join(dir, treeDir))
+	left, _ := filepath.Glob(filepath.Join(dir, "_output/src/.kubernetes*"))
+	assert.Empty(t, left, "fetch left a partial tree behind")
+}
+
+// TestApplyRefusesMissingPatch: a series line naming a missing file fails
+// with patches/series:LINE before the tree is touched.
+func TestApplyRefusesMissingPatch(t *testing.T) {
+	dir := repoCopy(t)
+	f, err := os.OpenFile(filepath.Join(dir, seriesFile), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("no-such-change.patch\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	data, err := os.ReadFile(filepath.Join(dir, seriesFile))
+	require.NoError(t, err)
+	line := strings.Count(string(data), "\n")
+
+	out, err := run(dir, "scripts/apply.sh")
+	require.Error(t, err, "apply must fail:\n%s", out)
+	assert.Contains(t, out, "patches/series:"+strconv.Itoa(line)+": patch patches/no-such-change.patch does not exist")
+}
+
+// TestApplyRefusesDirtyTree: an uncommitted edit in the patched tree makes
+// apply refuse, and the edit is still there afterwards.
+func TestApplyRefusesDirtyTree(t *testing.T) {
+	l := load(t)
+	head, err := l.tree.Line("rev-parse", "HEAD")
+	require.NoError(t, err)
+	edit := filepath.Join(l.tree.Dir, "kube-carry-test-local-edit.txt")
+	require.NoError(t, os.WriteFile(edit, []byte("work in progress\n"), 0o644))
+	t.Cleanup(func() { os.Remove(edit) })
+
+	out, err := run(root, "scripts/apply.sh")
+	require.Error(t, err, "apply must refuse a dirty tree:\n%s", out)
+	assert.Contains(t, out, "uncommitted changes")
+	assert.Contains(t, out, "kube-carry-test-local-edit.txt")
+	got, err := os.ReadFile(edit)
+	require.NoError(t, err)
+	assert.Equal(t, "work in progress\n", string(got), "the local edit was changed")
+	after, err := l.tree.Line("rev-parse", "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, head, after, "apply moved HEAD of a dirty tree")
+}
+
+func flipChar(sum string) string {
+	b := []byte(sum)
+	i := len("h1:") + 5
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+// repoCopy copies what the scripts need (not _output) into a temp dir.
+func repoCopy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range []string{"go.mod", "go.sum", pinFile, "cmd", "internal", "scripts", "patches"} {
+		cmd := exec.Command("cp", "-r", rootPath(p), filepath.Join(dir, p))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	return dir
+}
+
+// run runs a script in dir and returns what it printed on both streams.
+func run(dir, script string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(dir, script), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func carryOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"run", "./cmd/carry"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	return string(out)
+}
