@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -29,10 +28,14 @@ const (
 	binDir      = "_output/bin"
 )
 
-// root is the repository root; go test runs in tests/.
+// root is the repository root: go test runs a package's tests in its
+// directory, tests/.
 var root = func() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Dir(wd)
 }()
 
 func rootPath(p string) string { return filepath.Join(root, p) }

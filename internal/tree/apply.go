@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -140,7 +141,11 @@ func (t *Tree) Apply(s *series.Series, version string, progress Progress) error 
 		if keep > 0 {
 			target = commits[keep-1]
 		}
-		progress("apply: the series changed at %s; re-applying from there", s.Entries[keep].Name)
+		if keep < len(s.Entries) {
+			progress("apply: the series changed at %s; re-applying from there", s.Entries[keep].Name)
+		} else {
+			progress("apply: the series ends after %d patches; removing the %d commits after them", keep, len(commits)-keep)
+		}
 		if _, err := t.Run("reset", "-q", "--hard", target); err != nil {
 			return err
 		}
@@ -166,8 +171,13 @@ var (
 
 func (t *Tree) applyExact(path string) error {
 	name := baseName(path)
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
 	// git apply --verbose reports every hunk, offsets included, on stderr.
 	report, err := t.Combined("apply", "--check", "--verbose", path)
+
 	if msg := offsetProblem(report); msg != "" {
 		return &ApplyError{Patch: name, Msg: msg}
 	}
@@ -254,8 +264,13 @@ func baseName(p string) string {
 // *ApplyError naming the patch, file and hunk. Lint uses it to replay the
 // series on the pinned upstream without touching the tree.
 func (t *Tree) CheckAgainstIndex(index, path string) error {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
 	g := Git{Dir: t.Dir, Env: append(append([]string(nil), t.Env...), "GIT_INDEX_FILE="+index)}
 	report, err := g.Combined("apply", "--cached", "--verbose", path)
+
 	if msg := offsetProblem(report); msg != "" {
 		return &ApplyError{Patch: baseName(path), Msg: msg}
 	}

@@ -40,6 +40,17 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 	if err != nil {
 		return nil, err
 	}
+	// A series patch that this tree never applied would be lost: the tree
+	// is behind the series, not the other way round.
+	appliedNames := map[string]bool{}
+	for _, r := range records {
+		appliedNames[r.Patch] = true
+	}
+	for _, e := range s.Entries {
+		if !appliedNames[e.Name] {
+			return nil, &SyncError{fmt.Sprintf("%s:%d: %s was never applied to the patched tree, so exporting would remove it; run `make apply` first (nothing was changed)", s.File, e.Line, e.Name)}
+		}
+	}
 	bySubject := map[string]string{}
 	for _, e := range s.Entries {
 		p, err := series.ReadPatch(s.Path(e))
