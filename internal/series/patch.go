@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"mime"
 	"os"
 	"path"
 	"regexp"
@@ -117,6 +118,10 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 	}
 	if subjectLine == 0 {
 		return nil, errorf(file, i+1, "no Subject: header")
+	}
+	// --encode-email-headers writes a non-ASCII subject as RFC 2047 words.
+	if dec, err := new(mime.WordDecoder).DecodeHeader(p.Subject); err == nil {
+		p.Subject = dec
 	}
 	p.Subject = strings.TrimSpace(strings.TrimPrefix(p.Subject, "[PATCH]"))
 	if p.Subject == "" {

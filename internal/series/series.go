@@ -123,10 +123,9 @@ func Dropped(file string) (map[string]string, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
+		// A comment starts at a '#' that begins a word: reasons cite
+		// kubernetes#N.
+		line := stripComment(sc.Text())
 		name, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
 		if name == "" {
 			continue
@@ -137,4 +136,15 @@ func Dropped(file string) (map[string]string, error) {
 		out[name] = strings.TrimSpace(reason)
 	}
 	return out, sc.Err()
+}
+
+// stripComment cuts line at the first '#' that starts the line or follows
+// a space or tab.
+func stripComment(line string) string {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			return line[:i]
+		}
+	}
+	return line
 }

@@ -150,8 +150,20 @@ func (t *Tree) Apply(s *series.Series, version string, progress Progress) error 
 			return err
 		}
 	}
+	records, err := t.AppliedRecords()
+	if err != nil {
+		return err
+	}
 	for i, e := range s.Entries {
 		if i < keep {
+			// A commit kept because its export is the patch file (made by
+			// hand, or its patch renamed) is recorded now, so that export
+			// knows which patch it is.
+			if r, ok := records[commits[i]]; !ok || r.Patch != e.Name || !sameSum(s.Path(e), r.SHA256) {
+				if err := t.Record(commits[i], s.Path(e)); err != nil {
+					return err
+				}
+			}
 			progress("apply: [%d/%d] %s (already applied)", i+1, len(s.Entries), e.Name)
 			continue
 		}

@@ -46,8 +46,24 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 	for _, r := range records {
 		appliedNames[r.Patch] = true
 	}
+	// A commit whose export is the patch file counts as applied too (as in
+	// Plan): apply keeps such commits without recording them.
+	var exports map[string]bool
 	for _, e := range s.Entries {
-		if !appliedNames[e.Name] {
+		if appliedNames[e.Name] {
+			continue
+		}
+		if exports == nil {
+			exports = map[string]bool{}
+			for _, c := range commits {
+				data, err := t.FormatPatch(c)
+				if err != nil {
+					return nil, err
+				}
+				exports[string(data)] = true
+			}
+		}
+		if file, err := os.ReadFile(s.Path(e)); err != nil || !exports[string(file)] {
 			return nil, &SyncError{fmt.Sprintf("%s:%d: %s was never applied to the patched tree, so exporting would remove it; run `make apply` first (nothing was changed)", s.File, e.Line, e.Name)}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,28 @@ func GitEnv() []string {
 		"GIT_TERMINAL_PROMPT=0",
 		"LC_ALL=C",
 	}
+}
+
+// repoEnv are variables that point git at another repository than the one
+// of its working directory. Git exports them to hooks, so a `make` run from
+// a hook of the kube-carry repository would otherwise work on that
+// repository instead of the tree.
+var repoEnv = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+	"GIT_NAMESPACE", "GIT_PREFIX",
+}
+
+// baseEnv is the process environment without repoEnv.
+func baseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(repoEnv, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Git runs git commands in one repository.
@@ -65,7 +88,7 @@ func (g Git) Run(args ...string) (string, error) {
 func (g Git) RunInput(stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = g.Dir
-	cmd.Env = append(append(os.Environ(), GitEnv()...), g.Env...)
+	cmd.Env = append(append(baseEnv(), GitEnv()...), g.Env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -81,7 +104,7 @@ func (g Git) RunInput(stdin []byte, args ...string) (string, error) {
 func (g Git) Combined(args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = g.Dir
-	cmd.Env = append(append(os.Environ(), GitEnv()...), g.Env...)
+	cmd.Env = append(append(baseEnv(), GitEnv()...), g.Env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), &GitError{Args: args, Stdout: string(out), Err: err}
