@@ -11,6 +11,7 @@ export GOFLAGS := -trimpath -buildvcs=false
 export CGO_ENABLED := 0
 
 TEST_TIMEOUT ?= 60m
+VERSIONS ?= v1.34.4 v1.35.4 v1.36.4 v1.37.1
 
 .PHONY: all
 all: build ## fetch the pinned upstream, apply the series, build kube-scheduler and kubelet into _output/bin
@@ -40,6 +41,10 @@ test-patch: apply ## run one patch's checks: make test-patch P=<name>.patch
 .PHONY: export
 export: ## regenerate patches/ from the commits of the patched tree
 	scripts/export.sh
+
+.PHONY: matrix
+matrix: ## apply-only check of the series on each of VERSIONS: patch × version table, also in _output/matrix.md
+	scripts/matrix.sh $(VERSIONS)
 
 .PHONY: pin
 pin: ## recompute UPSTREAM for a release: make pin VERSION=vX.Y.Z

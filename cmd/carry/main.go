@@ -9,12 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/rebase"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
@@ -25,6 +27,8 @@ const (
 	SeriesFile   = "patches/series"
 	RevisionFile = "patches/REVISION"
 	TreeDir      = "_output/src/kubernetes"
+	MatrixDir    = "_output/matrix"
+	MatrixFile   = "_output/matrix.md"
 )
 
 type command struct {
@@ -44,6 +48,7 @@ var commands = map[string]command{
 	"removable":   {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
 	"version":     {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
 	"ldflags":     {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
+	"matrix":      {"matrix VERSION...: replay the series (apply only) on each upstream release; print a patch × version table and write " + MatrixFile, cmdMatrix},
 }
 
 func main() {
@@ -65,7 +70,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: carry COMMAND [ARGS]\n\ncommands:")
-	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags"} {
+	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix"} {
 		fmt.Fprintf(os.Stderr, "  %s\n", commands[name].usage)
 	}
 }
@@ -318,4 +323,114 @@ func cmdLdflags(args []string) error {
 	}
 	fmt.Println("-s -w " + strings.Join(flags, " "))
 	return nil
+}
+
+// cmdMatrix replays the series on each release in its own tree under
+// MatrixDir (assembled once, reused after). The pinned release goes first,
+// with the series applied: the other trees borrow its objects, so a 3-way
+// merge finds the blobs the patches were made against. A release that
+// cannot be assembled fails its column; the others still run.
+func cmdMatrix(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: carry matrix VERSION... (e.g. v1.34.4 v1.35.4)")
+	}
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return err
+	}
+	s, err := series.Read(SeriesFile)
+	if err != nil {
+		return err
+	}
+	n, err := Revision()
+	if err != nil {
+		return err
+	}
+	var names, paths []string
+	for _, e := range s.Entries {
+		if _, err := series.ReadPatch(s.Path(e)); err != nil {
+			return err
+		}
+		names = append(names, e.Name)
+		paths = append(paths, s.Path(e))
+	}
+	seen := map[string]bool{}
+	for _, v := range args {
+		if seen[v] {
+			return fmt.Errorf("version %s given twice", v)
+		}
+		seen[v] = true
+	}
+	order := append([]string{p.Version}, args...)
+	if seen[p.Version] {
+		order = args
+		for i, v := range args {
+			if v == p.Version {
+				order = append(append([]string{v}, args[:i:i]...), args[i+1:]...)
+			}
+		}
+	}
+
+	cols := map[string]rebase.Column{}
+	var base *tree.Tree
+	for _, v := range order {
+		progress("matrix: %s", v)
+		col := rebase.Column{Version: v}
+		col.Results, col.Err = matrixColumn(v, p.Version, base, paths)
+		if col.Err != nil {
+			progress("matrix: %s: %v", v, col.Err)
+		}
+		if v == p.Version && col.Err == nil {
+			base, _ = tree.Open(filepath.Join(MatrixDir, v, "kubernetes"))
+		}
+		cols[v] = col
+	}
+
+	var shown []rebase.Column
+	failed := 0
+	for _, v := range args {
+		shown = append(shown, cols[v])
+		if cols[v].Err != nil {
+			failed++
+		}
+	}
+	if err := rebase.WriteTable(os.Stdout, names, shown); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(MatrixFile), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(MatrixFile)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("`%s` (series revision %d, pinned on upstream %s)", SeriesFile, n, p.Version)
+	if err := rebase.WriteMarkdown(f, what, names, shown); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	progress("matrix: wrote %s", MatrixFile)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d releases could not be checked (see the notes above)", failed, len(args))
+	}
+	if bc := cols[p.Version]; bc.Err != nil {
+		return fmt.Errorf("the pinned release %s could not be replayed, so no 3-way merges were possible: %v", p.Version, bc.Err)
+	}
+	return nil
+}
+
+func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]rebase.Result, error) {
+	t, err := rebase.VersionTree(filepath.Join(MatrixDir, version, "kubernetes"), version, modfetch.GoCommand{}, progress)
+	if err != nil {
+		return nil, err
+	}
+	if version != pinned && base != nil {
+		if err := rebase.ShareObjects(t, base); err != nil {
+			return nil, err
+		}
+	}
+	return rebase.Classify(t, patches, progress)
 }

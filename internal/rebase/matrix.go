@@ -1,0 +1,200 @@
+package rebase
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kube-carry/kube-carry/internal/modfetch"
+	"github.com/kube-carry/kube-carry/internal/tree"
+)
+
+// VersionTree is the upstream tree of version at dir, ready to replay on:
+// clean and at its "upstream <version>" commit. A tree left there by an
+// earlier run is reused (reset hard to that commit); otherwise the release
+// is assembled from the module proxy (pin computed in memory, never
+// written) into a temporary directory and renamed into place.
+func VersionTree(dir, version string, dl modfetch.Downloader, progress Progress) (*tree.Tree, error) {
+	if _, err := os.Stat(dir); err == nil {
+		t, err := reuse(dir, version)
+		if err == nil {
+			progress("%s: reusing %s", version, dir)
+			return t, nil
+		}
+		progress("%s: %v; assembling it again", version, err)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	p, err := modfetch.Compute(version, dl, modfetch.Progress(progress))
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", version, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.matrix.")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := modfetch.Assemble(p, "pin of "+version, tmp, dl, modfetch.Progress(progress)); err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", version, err)
+	}
+	progress("%s: committing %q", version, tree.UpstreamSubject(version))
+	if _, err := tree.Init(tmp, version, p.Date); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, err
+	}
+	return tree.Open(dir)
+}
+
+// reuse resets a cached tree of version to its upstream commit.
+func reuse(dir, version string) (*tree.Tree, error) {
+	t, err := tree.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, have, err := t.Base()
+	if err != nil {
+		return nil, err
+	}
+	if have != version {
+		return nil, fmt.Errorf("%s is upstream %s, not %s", dir, have, version)
+	}
+	if t.InProgress() != "" {
+		_, _ = t.Run("am", "--abort")
+	}
+	if _, err := t.Run("reset", "-q", "--hard", root); err != nil {
+		return nil, err
+	}
+	// Every upstream file is tracked (Init adds with -f), so this only
+	// removes what a replay left behind.
+	if _, err := t.Run("clean", "-q", "-f", "-d", "-x"); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Column is one release of a matrix: the results of its replay, or the
+// error that kept it from being replayed.
+type Column struct {
+	Version string
+	Results []Result
+	Err     error
+}
+
+func (c Column) cell(patch string) (string, *Result) {
+	if c.Err != nil {
+		return "error", nil
+	}
+	for i, r := range c.Results {
+		if r.Patch == patch {
+			s := string(r.Outcome)
+			if len(r.After) > 0 {
+				s += "*"
+			}
+			return s, &c.Results[i]
+		}
+	}
+	return "-", nil
+}
+
+// notes are the explanations under the table: one per column error and
+// per result that is not clean.
+func notes(cols []Column) []string {
+	var out []string
+	for _, c := range cols {
+		if c.Err != nil {
+			out = append(out, fmt.Sprintf("%s: error: %v", c.Version, c.Err))
+			continue
+		}
+		for _, r := range c.Results {
+			if r.Outcome == Clean && len(r.After) == 0 {
+				continue
+			}
+			n := fmt.Sprintf("%s %s: %s", c.Version, r.Patch, r.Outcome)
+			var why []string
+			if r.Detail != "" {
+				why = append(why, r.Detail)
+			}
+			if len(r.Files) > 0 {
+				why = append(why, "files: "+strings.Join(r.Files, ", "))
+			}
+			if len(r.After) > 0 {
+				why = append(why, "* on a tree without the conflicting "+strings.Join(r.After, ", "))
+			}
+			if len(why) > 0 {
+				n += " (" + strings.Join(why, "; ") + ")"
+			}
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WriteTable writes the patch × version table, aligned, then the notes.
+func WriteTable(w io.Writer, patches []string, cols []Column) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "patch")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "\t%s", c.Version)
+	}
+	fmt.Fprintln(tw)
+	for _, p := range patches {
+		fmt.Fprint(tw, p)
+		for _, c := range cols {
+			s, _ := c.cell(p)
+			fmt.Fprintf(tw, "\t%s", s)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes(cols) {
+		if _, err := fmt.Fprintf(w, "  %s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteMarkdown writes the table as a markdown document; series names what
+// was checked (e.g. "patches/series (revision 1) on upstream v1.34.4").
+func WriteMarkdown(w io.Writer, series string, patches []string, cols []Column) error {
+	var b strings.Builder
+	b.WriteString("# Forward-compatibility matrix\n\n")
+	fmt.Fprintf(&b, "Apply-only replay of %s with `git am --3way` on each release (`make matrix`).\n", series)
+	b.WriteString("clean: applies exactly; merged: needs offsets or a 3-way merge; conflict: the merge leaves conflicts; upstream: the release already contains the change.\n\n")
+	b.WriteString("| patch |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.Version)
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, p := range patches {
+		fmt.Fprintf(&b, "| `%s` |", p)
+		for _, c := range cols {
+			s, _ := c.cell(p)
+			fmt.Fprintf(&b, " %s |", s)
+		}
+		b.WriteString("\n")
+	}
+	if ns := notes(cols); len(ns) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range ns {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
