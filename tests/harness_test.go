@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +25,7 @@ const (
 	treeDir     = "_output/src/kubernetes"
 	workDir     = "_output/work"
 	binDir      = "_output/bin"
+	mutantsDir  = "tests/mutants"
 )
 
 // root is the repository root: go test runs a package's tests in its
@@ -78,6 +78,20 @@ func setRow(patch string, f func(r *row)) {
 	f(r)
 }
 
+type mutantRow struct{ Mutant, KilledBy, Result string }
+
+var mutantRows []mutantRow
+
+func recordMutant(mutant, test string, killed bool) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	result := "SURVIVED"
+	if killed {
+		result = "killed"
+	}
+	mutantRows = append(mutantRows, mutantRow{Mutant: mutant, KilledBy: test, Result: result})
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	printReport()
@@ -90,8 +104,7 @@ func printReport() {
 	if len(order) == 0 {
 		return
 	}
-	keys := append([]string(nil), order...)
-	sort.SliceStable(keys, func(i, j int) bool { return false })
+	keys := order
 	fmt.Println()
 	fmt.Println("kube-carry series report")
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -105,6 +118,15 @@ func printReport() {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Patch, r.Tests, r.Regression, r.Mutants, result)
 	}
 	w.Flush()
+	if len(mutantRows) > 0 {
+		fmt.Println()
+		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "MUTANT\tKILLED BY\tRESULT")
+		for _, m := range mutantRows {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", m.Mutant, m.KilledBy, m.Result)
+		}
+		w.Flush()
+	}
 }
 
 // loaded is the series, the pin and the patched tree, read once.

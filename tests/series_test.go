@@ -55,6 +55,27 @@ func lint(t *testing.T, l *loaded) {
 			}
 		}
 	})
+	t.Run("mutants-match-guards", func(t *testing.T) {
+		files, err := filepath.Glob(rootPath(filepath.Join(mutantsDir, "*.patch")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		guarded := map[string]string{}
+		for _, p := range l.patches {
+			for _, g := range p.Guards {
+				guarded[g.Mutant] = filepath.Base(p.File)
+				if _, err := os.Stat(rootPath(g.Mutant)); err != nil {
+					t.Errorf("%s:%d: Guards: %s does not exist", p.File, g.Line, g.Mutant)
+				}
+			}
+		}
+		for _, f := range files {
+			rel := filepath.ToSlash(filepath.Join(mutantsDir, filepath.Base(f)))
+			if guarded[rel] == "" {
+				t.Errorf("mutant %s is killed by no guard: name it in a Guards: trailer of the patch whose test kills it", rel)
+			}
+		}
+	})
 	for _, p := range l.patches {
 		t.Run("trailers/"+patchName(p.File), func(t *testing.T) {
 			// ReadPatch validated the trailers; the lint re-reads the file so
@@ -195,6 +216,51 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 			r.Regression = fmt.Sprintf("%d/%d fail without, pass with", proven, len(p.Regressions))
 		})
 	})
+
+	if len(p.Guards) > 0 {
+		t.Run("mutants", func(t *testing.T) { proveGuards(t, l, name, p) })
+	}
+}
+
+// proveGuards shows that each guard test passes on the patched tree and
+// FAILS on the patched tree plus its mutant (a patch that re-introduces the
+// bug the guard is for). A mutant that does not apply, does not build, or
+// survives fails the proof.
+func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
+	head, err := l.tree.Line("rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := worktree(t, l.tree, name+"-mutants", head)
+	killed := 0
+	for _, g := range p.Guards {
+		args := append([]string{g.Test.Package}, g.Test.Flags...)
+		with := runGoTest(t, l.tree.Dir, args...)
+		if with.Outcome != gotest.Passed {
+			t.Errorf("guard %s: %s on the patched tree\n%s", g.Test, with.Outcome, with.Tail(40))
+			continue
+		}
+		mutant := rootPath(g.Mutant)
+		if _, err := wt.Run("apply", "--verbose", mutant); err != nil {
+			t.Errorf("mutant %s does not apply to the patched tree: %v", g.Mutant, err)
+			continue
+		}
+		res := runGoTest(t, wt.Dir, args...)
+		if _, err := wt.Run("reset", "-q", "--hard", head); err != nil {
+			t.Fatal(err)
+		}
+		recordMutant(g.Mutant, g.Test.String(), res.Outcome == gotest.TestsFailed)
+		switch res.Outcome {
+		case gotest.TestsFailed:
+			killed++
+			t.Logf("mutant %s: KILLED by %s (%s)", g.Mutant, g.Test, strings.Join(res.Failed, ", "))
+		case gotest.BuildFailed:
+			t.Errorf("mutant %s: the tree with the mutant does not build, which proves nothing; a mutant must compile:\n%s", g.Mutant, res.Tail(20))
+		default:
+			t.Errorf("mutant %s SURVIVED %s (%s): the guard does not catch the bug", g.Mutant, g.Test, res.Outcome)
+		}
+	}
+	setRow(name, func(r *row) { r.Mutants = fmt.Sprintf("%d/%d", killed, len(p.Guards)) })
 }
 
 var (

@@ -35,6 +35,21 @@ type Patch struct {
 	Tests, Regressions []GoTest
 	// RegressionNone is the reason given by `Regression: none (...)`.
 	RegressionNone string
+	// Guards are the parsed Guards: trailers of a guard-test patch.
+	Guards []Guard
+}
+
+// Guard names a mutant (a patch under tests/mutants/ that re-introduces a
+// bug in the patched tree) and the test that must kill it: fail on the tree
+// with the mutant, pass without it.
+//
+//	Guards: tests/mutants/<name>.patch ./pkg/path -run '^TestX$'
+type Guard struct {
+	// Mutant is the mutant patch, relative to the repository root.
+	Mutant string
+	// Test is the go test invocation that kills it.
+	Test GoTest
+	Line int
 }
 
 // GoTest is a `go test` invocation from a trailer: one package directory,
@@ -208,6 +223,13 @@ func (p *Patch) validate() error {
 			if !bugRE.MatchString(t.Value) {
 				return errorf(p.File, t.Line, "Bug: %q: want `seed NNN (what it is)`", t.Value)
 			}
+		case "Guards":
+			g, err := parseGuard(t.Value)
+			if err != nil {
+				return errorf(p.File, t.Line, "Guards: %v", err)
+			}
+			g.Line, g.Test.Line = t.Line, t.Line
+			p.Guards = append(p.Guards, g)
 		case "Test", "Regression":
 			if m := noneRE.FindStringSubmatch(t.Value); m != nil && t.Key == "Regression" {
 				p.RegressionNone = m[1]
@@ -266,6 +288,18 @@ func parseStatus(v string) (Status, error) {
 		st.Releases = strings.Split(bm[2], "/")
 	}
 	return st, nil
+}
+
+func parseGuard(v string) (Guard, error) {
+	mutant, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
+	if !strings.HasPrefix(mutant, "tests/mutants/") || !strings.HasSuffix(mutant, ".patch") || path.Clean(mutant) != mutant {
+		return Guard{}, fmt.Errorf("%q: want `tests/mutants/<name>.patch ./pkg/path -run '^TestX$'`", v)
+	}
+	gt, err := ParseGoTest(strings.TrimSpace(rest))
+	if err != nil {
+		return Guard{}, err
+	}
+	return Guard{Mutant: mutant, Test: gt}, nil
 }
 
 // ParseGoTest parses `./pkg/path [go test flags]`, shell-quoted.
