@@ -46,6 +46,19 @@ export: ## regenerate patches/ from the commits of the patched tree
 matrix: ## apply-only check of the series on each of VERSIONS: patch × version table, also in _output/matrix.md
 	scripts/matrix.sh $(VERSIONS)
 
+.PHONY: rebase
+rebase: ## move the series to another release: make rebase TO=vA.B.C (stops on a conflict)
+	@[[ -n "$(TO)" ]] || { echo "usage: make rebase TO=vA.B.C" >&2; exit 2; }
+	scripts/rebase.sh start $(TO)
+
+.PHONY: rebase-continue
+rebase-continue: ## go on with a rebase after resolving its conflict
+	scripts/rebase.sh continue
+
+.PHONY: rebase-abort
+rebase-abort: ## throw a rebase away; pin, series and tree stay as they were
+	scripts/rebase.sh abort
+
 .PHONY: pin
 pin: ## recompute UPSTREAM for a release: make pin VERSION=vX.Y.Z
 	@[[ -n "$(VERSION)" ]] || { echo "usage: make pin VERSION=vX.Y.Z" >&2; exit 2; }
@@ -61,7 +74,7 @@ clean: ## remove _output (refuses when the patched tree holds unexported work)
 
 .PHONY: help
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
 .PHONY: lint
 lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go code

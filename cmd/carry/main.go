@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/kube-carry/kube-carry/internal/modfetch"
@@ -28,6 +29,9 @@ const (
 	RevisionFile = "patches/REVISION"
 	TreeDir      = "_output/src/kubernetes"
 	MatrixDir    = "_output/matrix"
+	RebaseDir    = "_output/rebase"
+	DroppedFile  = "patches/DROPPED"
+	Changelog    = "CHANGELOG.md"
 	MatrixFile   = "_output/matrix.md"
 )
 
@@ -37,18 +41,21 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"pin":         {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
-	"assemble":    {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
-	"init-tree":   {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
-	"upstream":    {"upstream: print the pinned upstream release", cmdUpstream},
-	"tree-status": {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
-	"apply":       {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
-	"export":      {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
-	"check-tree":  {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
-	"removable":   {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
-	"version":     {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
-	"ldflags":     {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
-	"matrix":      {"matrix VERSION...: replay the series (apply only) on each upstream release; print a patch × version table and write " + MatrixFile, cmdMatrix},
+	"pin":             {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
+	"assemble":        {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
+	"init-tree":       {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
+	"upstream":        {"upstream: print the pinned upstream release", cmdUpstream},
+	"tree-status":     {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
+	"apply":           {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
+	"export":          {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
+	"check-tree":      {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
+	"removable":       {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
+	"version":         {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
+	"ldflags":         {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
+	"rebase":          {"rebase VERSION: replay the series on a fresh tree of VERSION; stops on a conflict, finishes by moving the pin", cmdRebase},
+	"rebase-continue": {"rebase-continue: go on after resolving a conflict (git am --continue or --skip in the rebased tree)", cmdRebaseContinue},
+	"rebase-abort":    {"rebase-abort: throw the rebase away; pin, series and patched tree stay as they were", cmdRebaseAbort},
+	"matrix":          {"matrix VERSION...: replay the series (apply only) on each upstream release; print a patch × version table and write " + MatrixFile, cmdMatrix},
 }
 
 func main() {
@@ -70,7 +77,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: carry COMMAND [ARGS]\n\ncommands:")
-	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix"} {
+	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix", "rebase", "rebase-continue", "rebase-abort"} {
 		fmt.Fprintf(os.Stderr, "  %s\n", commands[name].usage)
 	}
 }
@@ -433,4 +440,126 @@ func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]
 		}
 	}
 	return rebase.Classify(t, patches, progress)
+}
+
+func layout() rebase.Layout {
+	return rebase.Layout{
+		Root: ".", PinFile: PinFile, SeriesFile: SeriesFile, DroppedFile: DroppedFile,
+		RevisionFile: RevisionFile, ChangelogFile: Changelog, TreeDir: TreeDir,
+	}
+}
+
+func cmdRebase(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: carry rebase vA.B.C")
+	}
+	to := args[0]
+	if _, err := rebase.Load(RebaseDir); err == nil {
+		return fmt.Errorf("a rebase is already in progress in %s: `make rebase-continue` or `make rebase-abort`", RebaseDir)
+	}
+	p, s, cur, err := openAll()
+	if err != nil {
+		return err
+	}
+	if to == p.Version {
+		return fmt.Errorf("the series is already on %s", to)
+	}
+	var paths []string
+	for _, e := range s.Entries {
+		if _, err := series.ReadPatch(s.Path(e)); err != nil {
+			return err
+		}
+		paths = append(paths, s.Path(e))
+	}
+	// The patched tree lends its objects to the rebase (3-way bases), and
+	// a finished rebase replaces it: it must hold nothing but the series.
+	if err := cur.LocalWork("patches"); err != nil {
+		return fmt.Errorf("%v\nexport or discard that work before rebasing", err)
+	}
+	if err := cur.Apply(s, p.Version, progress); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(RebaseDir); err != nil {
+		return err
+	}
+	progress("rebase: %s → %s: pinning %s", p.Version, to, to)
+	np, err := modfetch.Compute(to, modfetch.GoCommand{}, progress)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(RebaseDir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(rebase.PinFile(RebaseDir))
+	if err != nil {
+		return err
+	}
+	if err := np.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	t, err := rebase.AssembleTree(rebase.TreeDir(RebaseDir), np, modfetch.GoCommand{}, progress)
+	if err != nil {
+		os.RemoveAll(RebaseDir)
+		return err
+	}
+	if err := rebase.ShareObjects(t, cur); err != nil {
+		return err
+	}
+	sess, err := rebase.Start(RebaseDir, p.Version, to, paths, progress)
+	if err != nil {
+		return err
+	}
+	return afterReplay(sess)
+}
+
+func cmdRebaseContinue(args []string) error {
+	sess, err := rebase.Load(RebaseDir)
+	if err != nil {
+		return fmt.Errorf("no rebase in progress (%v)", err)
+	}
+	if err := sess.Continue(progress); err != nil {
+		return err
+	}
+	return afterReplay(sess)
+}
+
+func cmdRebaseAbort(args []string) error {
+	if err := rebase.Abort(RebaseDir); err != nil {
+		return err
+	}
+	progress("rebase: aborted; %s, %s and %s are as they were", PinFile, SeriesFile, TreeDir)
+	return nil
+}
+
+// afterReplay either explains the conflict the replay stopped at, or
+// finishes the rebase.
+func afterReplay(sess *rebase.Session) error {
+	if sess.Stopped {
+		t := rebase.TreeDir(RebaseDir)
+		return fmt.Errorf(`%s does not apply on %s: conflicts in
+  %s
+The rebased tree is left mid-git-am in %s. Next:
+  cd %s
+  # resolve the conflicts, then
+  git add <files> && git am --continue     # or: git am --skip to drop the patch
+  cd - && make rebase-continue             # or: make rebase-abort`,
+			sess.Conflict.Patch, sess.To, strings.Join(sess.Conflict.Files, "\n  "), t, t)
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATCH\tON "+sess.To+"\tDETAIL")
+	for _, r := range sess.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Patch, r.Outcome, r.Detail)
+	}
+	tw.Flush()
+	fmt.Print(b.String())
+	if err := sess.Finish(layout(), progress); err != nil {
+		return err
+	}
+	progress("rebase: done: the series is on %s (%s-carry.1); review CHANGELOG.md, then `make test`", sess.To, sess.To)
+	return nil
 }

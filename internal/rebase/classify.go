@@ -121,7 +121,7 @@ func Classify(t *tree.Tree, patches []string, progress Progress) ([]Result, erro
 		if err != nil {
 			return results, err
 		}
-		r, err := classifyOne(t, abs, p, target)
+		r, err := classifyOne(t, abs, p, target, false)
 		if err != nil {
 			return results, fmt.Errorf("%s on %s: %w", filepath.Base(path), target, err)
 		}
@@ -153,7 +153,9 @@ var (
 	failedRE   = regexp.MustCompile(`^error: (?:patch failed: (.+):[0-9]+|(.+): (?:does not exist in index|already exists in (?:index|working directory)|patch does not apply))$`)
 )
 
-func classifyOne(t *tree.Tree, path string, p *series.Patch, target string) (Result, error) {
+// classifyOne replays one patch. On a conflict it aborts the am, unless
+// keepConflict: then the tree is left mid-`git am` for the user to resolve.
+func classifyOne(t *tree.Tree, path string, p *series.Patch, target string, keepConflict bool) (Result, error) {
 	r := Result{Patch: filepath.Base(path)}
 	if p.Status.Kind == "Backport" {
 		if ok, why := Contained(p.Status.Releases, target); ok {
@@ -203,6 +205,9 @@ func classifyOne(t *tree.Tree, path string, p *series.Patch, target string) (Res
 	} else {
 		r.Files = failedFiles(forward)
 		r.Detail = amReason(out)
+	}
+	if keepConflict {
+		return r, nil
 	}
 	if _, err := t.Run("am", "--abort"); err != nil && t.InProgress() != "" {
 		return r, fmt.Errorf("git am --abort: %w", err)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kube-carry/kube-carry/internal/modfetch"
+	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
 
@@ -33,10 +34,18 @@ func VersionTree(dir, version string, dl modfetch.Downloader, progress Progress)
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", version, err)
 	}
+	return AssembleTree(dir, p, dl, progress)
+}
+
+// AssembleTree assembles the release pinned by p into dir, which must not
+// exist: into a temporary directory first, committed as "upstream
+// <version>", then renamed into place, so dir never holds a partial tree.
+func AssembleTree(dir string, p *pin.Pin, dl modfetch.Downloader, progress Progress) (*tree.Tree, error) {
+	version := p.Version
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.matrix.")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.assemble.")
 	if err != nil {
 		return nil, err
 	}
