@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 60m
 VERSIONS ?= v1.34.4 v1.35.4 v1.36.4 v1.37.1
 
 .PHONY: all
-all: build ## fetch the pinned upstream, apply the series, build kube-scheduler and kubelet into _output/bin
+all: build etcd ## fetch the pinned upstream, apply the series, build kube-scheduler and kubelet (and etcd for the tests) into _output/bin
 
 .PHONY: fetch
 fetch: ## assemble the pinned upstream into _output/src/kubernetes (Go module proxy, checked against UPSTREAM)
@@ -28,8 +28,12 @@ apply: fetch ## apply patches/series to the tree (idempotent; never overwrites l
 build: apply ## build the patched binaries into _output/bin with SHA256SUMS
 	scripts/build.sh
 
+.PHONY: etcd
+etcd: fetch ## build the etcd the integration tests use into _output/bin/etcd (version from upstream's hack/lib/etcd.sh)
+	scripts/etcd.sh
+
 .PHONY: test
-test: build ## lint the series and prove every patch (tests, upstream suites, regression proofs)
+test: build etcd ## lint the series and prove every patch (tests, upstream suites, regression proofs)
 	go test -count=1 ./cmd/... ./internal/...
 	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run '$(RUN)'
 

@@ -177,3 +177,12 @@ func TestReproducibleBuild(t *testing.T) {
 	gotSum := strings.Fields(string(gotOut))[0]
 	assert.Contains(t, string(sums), gotSum+"  kube-scheduler", "a rebuild elsewhere differs from _output/bin/kube-scheduler")
 }
+
+// TestEtcdBinary: `make` built the etcd that upstream's hack/lib/etcd.sh
+// names for the pin, for the integration tests.
+func TestEtcdBinary(t *testing.T) {
+	want := strings.TrimPrefix(strings.TrimSpace(carryOut(t, root, "etcd-version")), "v")
+	out, err := exec.Command(rootPath(filepath.Join(binDir, "etcd")), "--version").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "etcd Version: "+want+"\n")
+}

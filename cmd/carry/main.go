@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
@@ -55,6 +58,7 @@ var commands = map[string]command{
 	"rebase":          {"rebase VERSION: replay the series on a fresh tree of VERSION; stops on a conflict, finishes by moving the pin", cmdRebase},
 	"rebase-continue": {"rebase-continue: go on after resolving a conflict (git am --continue or --skip in the rebased tree)", cmdRebaseContinue},
 	"rebase-abort":    {"rebase-abort: throw the rebase away; pin, series and patched tree stay as they were", cmdRebaseAbort},
+	"etcd-version":    {"etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the pin; fail when tools/etcd builds another", cmdEtcdVersion},
 	"matrix":          {"matrix VERSION...: replay the series (apply only) on each upstream release; print a patch × version table and write " + MatrixFile, cmdMatrix},
 }
 
@@ -77,7 +81,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: carry COMMAND [ARGS]\n\ncommands:")
-	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix", "rebase", "rebase-continue", "rebase-abort"} {
+	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix", "rebase", "rebase-continue", "rebase-abort", "etcd-version"} {
 		fmt.Fprintf(os.Stderr, "  %s\n", commands[name].usage)
 	}
 }
@@ -562,4 +566,51 @@ The rebased tree is left mid-git-am in %s. Next:
 	}
 	progress("rebase: done: the series is on %s (%s-carry.1); review CHANGELOG.md, then `make test`", sess.To, sess.To)
 	return nil
+}
+
+// EtcdModule is the module tools/etcd builds etcd from.
+const (
+	EtcdModule = "go.etcd.io/etcd/server/v3"
+	EtcdGoMod  = "tools/etcd/go.mod"
+)
+
+var etcdVersionRE = regexp.MustCompile(`(?m)^ETCD_VERSION=\$\{ETCD_VERSION:-([0-9]+\.[0-9]+\.[0-9]+)\}`)
+
+func cmdEtcdVersion(args []string) error {
+	script := filepath.Join(TreeDir, "hack/lib/etcd.sh")
+	data, err := os.ReadFile(script)
+	if err != nil {
+		return err
+	}
+	m := etcdVersionRE.FindSubmatch(data)
+	if m == nil {
+		return fmt.Errorf("%s: no ETCD_VERSION=${ETCD_VERSION:-X.Y.Z} line", script)
+	}
+	want := "v" + string(m[1])
+	gm, err := os.ReadFile(EtcdGoMod)
+	if err != nil {
+		return err
+	}
+	f, err := modfile.Parse(EtcdGoMod, gm, nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == EtcdModule {
+			if r.Mod.Version != want {
+				return fmt.Errorf("%s:%d: requires %s %s but upstream %s wants etcd %s (%s); run `cd tools/etcd && go get -tool %s@%s`", EtcdGoMod, r.Syntax.Start.Line, EtcdModule, r.Mod.Version, mustUpstream(), want, script, EtcdModule, want)
+			}
+			fmt.Println(want)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: does not require %s", EtcdGoMod, EtcdModule)
+}
+
+func mustUpstream() string {
+	p, err := pin.ReadFile(PinFile)
+	if err != nil {
+		return "?"
+	}
+	return p.Version
 }
