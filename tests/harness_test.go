@@ -41,8 +41,14 @@ var root = func() string {
 func rootPath(p string) string { return filepath.Join(root, p) }
 
 // goEnv is the environment of every go command on the tree and its
-// worktrees: the same flags everywhere, so the build cache is shared.
-var goEnv = []string{"GOFLAGS=-trimpath -buildvcs=false", "CGO_ENABLED=0"}
+// worktrees: the same flags everywhere, so the build cache is shared; and
+// _output/bin first on PATH, where upstream's integration framework finds
+// the etcd that `make` built.
+var goEnv = []string{
+	"GOFLAGS=-trimpath -buildvcs=false",
+	"CGO_ENABLED=0",
+	"PATH=" + filepath.Join(root, binDir) + string(os.PathListSeparator) + os.Getenv("PATH"),
+}
 
 // report collects one row per patch for the table printed at the end.
 type row struct {
