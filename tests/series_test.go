@@ -188,11 +188,22 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 			setRow(name, func(r *row) { r.Regression = "none (" + p.RegressionNone + ")" })
 			t.Skipf("Regression: none (%s)", p.RegressionNone)
 		}
-		parent := l.commits[i] + "^"
-		wt := worktree(t, l.tree, name+"-regression", parent)
-		checkoutTestFiles(t, wt, l.commits[i], p)
+		// The tree without the fix: the patch's parent plus its test files
+		// or, for `(without <patch>)`, this patch's commit minus the named
+		// patch's non-test changes.
+		var parentTree *tree.Tree
 		proven := 0
 		for _, gt := range p.Regressions {
+			var wt *tree.Tree
+			if gt.Without == "" {
+				if parentTree == nil {
+					parentTree = worktree(t, l.tree, name+"-regression", l.commits[i]+"^")
+					checkoutTestFiles(t, parentTree, l.commits[i], p)
+				}
+				wt = parentTree
+			} else {
+				wt = treeWithout(t, l, i, name, gt.Without)
+			}
 			without := runGoTest(t, wt.Dir, append([]string{gt.Package}, gt.Flags...)...)
 			switch without.Outcome {
 			case gotest.TestsFailed:
@@ -313,6 +324,40 @@ func worktree(t *testing.T, tr *tree.Tree, name, commit string) *tree.Tree {
 		_, _ = tr.Run("worktree", "prune")
 	})
 	return &tree.Tree{Git: tree.Git{Dir: dir}}
+}
+
+// treeWithout is a worktree at the commit of series entry i minus the
+// non-test changes of the earlier patch named fix.
+func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
+	t.Helper()
+	j := -1
+	for k, e := range l.series.Entries {
+		if e.Name == fix {
+			j = k
+		}
+	}
+	if j < 0 || j >= i {
+		t.Fatalf("Regression: (without %s): no such patch before %s in the series", fix, name)
+	}
+	wt := worktree(t, l.tree, name+"-without-"+patchName(fix), l.commits[i])
+	var code []string
+	for _, f := range l.patches[j].Files {
+		if !series.IsTestFile(f) {
+			code = append(code, f)
+		}
+	}
+	if len(code) == 0 {
+		t.Fatalf("Regression: (without %s): that patch changes only tests", fix)
+	}
+	diff, err := l.tree.Run(append([]string{"diff", "--full-index", "--binary", l.commits[j] + "^", l.commits[j], "--"}, code...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.RunInput([]byte(diff), "apply", "--reverse", "-"); err != nil {
+		t.Fatalf("Regression: the fix of %s does not revert cleanly at %s: %v", fix, name, err)
+	}
+	t.Logf("worktree %s: %.12s minus the non-test changes of %s", wt.Dir, l.commits[i], fix)
+	return wt
 }
 
 // checkoutTestFiles brings only the patch's test files from commit into the

@@ -1,6 +1,7 @@
 package series_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,4 +78,17 @@ index 0000000000000000000000000000000000000000..11111111111111111111111111111111
 -a
 +b
 `)
+}
+
+func TestParseRegressionWithout(t *testing.T) {
+	data := []byte(strings.Replace(string(guardPatch("tests/mutants/x.patch ./pkg/a -run A")),
+		"Regression: none (test-only)",
+		"Regression: ./test/integration/localdynamic -run '^TestS1$' (without volumebinding-count-selected-node-reservations.patch)", 1))
+	p, err := series.ParsePatch("g.patch", data)
+	require.NoError(t, err)
+	require.Len(t, p.Regressions, 1)
+	got := p.Regressions[0]
+	require.Equal(t, "./test/integration/localdynamic", got.Package)
+	require.Equal(t, []string{"-run", "^TestS1$"}, got.Flags)
+	require.Equal(t, "volumebinding-count-selected-node-reservations.patch", got.Without)
 }

@@ -59,6 +59,11 @@ type GoTest struct {
 	Flags   []string
 	Line    int
 	Raw     string
+	// Without names, for a Regression: of a test-only patch, the earlier
+	// patch whose fix the test proves: `... (without <name>.patch)`. The
+	// proof then runs the test on the patched tree minus that patch's
+	// non-test changes, instead of on the patch's parent.
+	Without string
 }
 
 func (t GoTest) String() string { return t.Raw }
@@ -90,6 +95,7 @@ var (
 	backportRE    = regexp.MustCompile(`^kubernetes#([1-9][0-9]*), (v[0-9]+\.[0-9]+\.[0-9]+(?:/v[0-9]+\.[0-9]+\.[0-9]+)*)$`)
 	bugRE         = regexp.MustCompile(`^seed [0-9]{3} \(.+\)$`)
 	noneRE        = regexp.MustCompile(`^none \((.+)\)$`)
+	withoutRE     = regexp.MustCompile(`^(.+) \(without ([A-Za-z0-9._-]+\.patch)\)$`)
 	diffGitRE     = regexp.MustCompile(`^diff --git a/(.+) b/(.+)$`)
 	formatPatchRE = regexp.MustCompile(`^From [0-9a-f]{40} `)
 )
@@ -235,11 +241,15 @@ func (p *Patch) validate() error {
 				p.RegressionNone = m[1]
 				continue
 			}
-			gt, err := ParseGoTest(t.Value)
+			value, without := t.Value, ""
+			if m := withoutRE.FindStringSubmatch(value); m != nil && t.Key == "Regression" {
+				value, without = m[1], m[2]
+			}
+			gt, err := ParseGoTest(value)
 			if err != nil {
 				return errorf(p.File, t.Line, "%s: %v", t.Key, err)
 			}
-			gt.Line = t.Line
+			gt.Line, gt.Without = t.Line, without
 			if t.Key == "Test" {
 				p.Tests = append(p.Tests, gt)
 			} else {
