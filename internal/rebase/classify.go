@@ -148,9 +148,7 @@ func Classify(t *tree.Tree, patches []string, progress Progress) ([]Result, erro
 }
 
 var (
-	checkingRE = regexp.MustCompile(`^Checking patch (.+)\.\.\.$`)
-	offsetRE   = regexp.MustCompile(`^Hunk #([0-9]+) succeeded at ([0-9]+) \(offset (-?[0-9]+) lines?\)\.$`)
-	failedRE   = regexp.MustCompile(`^error: (?:patch failed: (.+):[0-9]+|(.+): (?:does not exist in index|already exists in (?:index|working directory)|patch does not apply))$`)
+	failedRE = regexp.MustCompile(`^error: (?:patch failed: (.+):[0-9]+|(.+): (?:does not exist in index|already exists in (?:index|working directory)|patch does not apply))$`)
 )
 
 // classifyOne replays one patch. On a conflict it aborts the am, unless
@@ -230,15 +228,8 @@ func amOrFail(t *tree.Tree, path string, r *Result) error {
 
 func offsetsIn(report string) []string {
 	var out []string
-	file := ""
-	for _, l := range strings.Split(report, "\n") {
-		if m := checkingRE.FindStringSubmatch(l); m != nil {
-			file = m[1]
-			continue
-		}
-		if m := offsetRE.FindStringSubmatch(l); m != nil {
-			out = append(out, fmt.Sprintf("%s: hunk #%s offset %s", file, m[1], m[3]))
-		}
+	for _, o := range tree.Offsets(report) {
+		out = append(out, fmt.Sprintf("%s: hunk #%d offset %d", o.File, o.Hunk, o.OffsetLines))
 	}
 	return out
 }

@@ -207,7 +207,17 @@ func (t *Tree) applyExact(path string) error {
 	return t.Record(head, path)
 }
 
-func offsetProblem(report string) string {
+// Offset is a hunk that `git apply --verbose` applied away from its line.
+type Offset struct {
+	File        string
+	Hunk, Line  int
+	OffsetLines int
+}
+
+// Offsets reads the hunks applied at an offset from a `git apply --verbose`
+// report.
+func Offsets(report string) []Offset {
+	var out []Offset
 	file := ""
 	for _, l := range strings.Split(report, "\n") {
 		if m := checkingRE.FindStringSubmatch(l); m != nil {
@@ -215,8 +225,19 @@ func offsetProblem(report string) string {
 			continue
 		}
 		if m := offsetRE.FindStringSubmatch(l); m != nil && m[3] != "" {
-			return fmt.Sprintf("%s: hunk #%s applies only at line %s (offset %s lines): the patch no longer matches the pinned upstream; refresh it", file, m[1], m[2], m[3])
+			o := Offset{File: file}
+			o.Hunk, _ = strconv.Atoi(m[1])
+			o.Line, _ = strconv.Atoi(m[2])
+			o.OffsetLines, _ = strconv.Atoi(m[3])
+			out = append(out, o)
 		}
+	}
+	return out
+}
+
+func offsetProblem(report string) string {
+	if o := Offsets(report); len(o) > 0 {
+		return fmt.Sprintf("%s: hunk #%d applies only at line %d (offset %d lines): the patch no longer matches the pinned upstream; refresh it", o[0].File, o[0].Hunk, o[0].Line, o[0].OffsetLines)
 	}
 	return ""
 }
