@@ -189,8 +189,8 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 			t.Skipf("Regression: none (%s)", p.RegressionNone)
 		}
 		// The tree without the fix: the patch's parent plus its test files
-		// or, for `(without <patch>)`, this patch's commit minus the named
-		// patch's non-test changes.
+		// or, for `(without <patch>)`, the series before the named patch
+		// plus this patch's test files.
 		var parentTree *tree.Tree
 		proven := 0
 		for _, gt := range p.Regressions {
@@ -326,8 +326,10 @@ func worktree(t *testing.T, tr *tree.Tree, name, commit string) *tree.Tree {
 	return &tree.Tree{Git: tree.Git{Dir: dir}}
 }
 
-// treeWithout is a worktree at the commit of series entry i minus the
-// non-test changes of the earlier patch named fix.
+// treeWithout is the series just before the earlier patch named fix, plus
+// the test files of series entry i: the scenario of a test-only patch run
+// on the tree that lacks the fix it proves. (Reverting the fix on top of
+// later patches that build on it would not apply.)
 func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
 	t.Helper()
 	j := -1
@@ -339,24 +341,9 @@ func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
 	if j < 0 || j >= i {
 		t.Fatalf("Regression: (without %s): no such patch before %s in the series", fix, name)
 	}
-	wt := worktree(t, l.tree, name+"-without-"+patchName(fix), l.commits[i])
-	var code []string
-	for _, f := range l.patches[j].Files {
-		if !series.IsTestFile(f) {
-			code = append(code, f)
-		}
-	}
-	if len(code) == 0 {
-		t.Fatalf("Regression: (without %s): that patch changes only tests", fix)
-	}
-	diff, err := l.tree.Run(append([]string{"diff", "--full-index", "--binary", l.commits[j] + "^", l.commits[j], "--"}, code...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.RunInput([]byte(diff), "apply", "--reverse", "-"); err != nil {
-		t.Fatalf("Regression: the fix of %s does not revert cleanly at %s: %v", fix, name, err)
-	}
-	t.Logf("worktree %s: %.12s minus the non-test changes of %s", wt.Dir, l.commits[i], fix)
+	wt := worktree(t, l.tree, name+"-without-"+patchName(fix), l.commits[j]+"^")
+	checkoutTestFiles(t, wt, l.commits[i], l.patches[i])
+	t.Logf("worktree %s: the series before %s plus the test files of %s", wt.Dir, fix, name)
 	return wt
 }
 

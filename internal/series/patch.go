@@ -61,8 +61,8 @@ type GoTest struct {
 	Raw     string
 	// Without names, for a Regression: of a test-only patch, the earlier
 	// patch whose fix the test proves: `... (without <name>.patch)`. The
-	// proof then runs the test on the patched tree minus that patch's
-	// non-test changes, instead of on the patch's parent.
+	// proof then runs the test on the series before that patch plus this
+	// patch's test files, instead of on this patch's parent.
 	Without string
 }
 
