@@ -85,3 +85,7 @@ lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go
 	shellcheck -x scripts/*.sh ci/run ci/install-tools .ci/run
 	@out=$$(gofmt -l cmd internal tests); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./cmd/... ./internal/... ./tests/...
+
+.PHONY: soak
+soak: build etcd ## the S2 stress scenario with SOAK_N iterations (default 100) against a real apiserver and etcd
+	scripts/soak.sh
