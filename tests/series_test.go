@@ -208,6 +208,7 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 			if gt.Without == "" {
 				if parentTree == nil {
 					parentTree = worktree(t, l.tree, name+"-regression", l.commits[i]+"^")
+					t.Logf("worktree %s: the parent of %.12s", parentTree.Dir, l.commits[i])
 					checkoutTestFiles(t, parentTree, l.commits[i], p)
 				}
 				wt = parentTree
@@ -376,5 +377,5 @@ func checkoutTestFiles(t *testing.T, wt *tree.Tree, commit string, p *series.Pat
 			t.Fatal(err)
 		}
 	}
-	t.Logf("worktree %s: the parent of %.12s plus %d test files of the patch", wt.Dir, commit, len(files))
+	t.Logf("worktree %s: checked out the %d test files of %.12s", wt.Dir, len(files), commit)
 }
