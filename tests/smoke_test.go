@@ -1,0 +1,66 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-carry/kube-carry/internal/gotest"
+)
+
+const (
+	// smokeTest is the tree's smoke test of the built kube-scheduler (added
+	// by the series, test/integration/localdynamic).
+	smokeTest = "TestLocalDynamicSmokeBinaryS1"
+	smokePkg  = "./test/integration/localdynamic"
+	// testBinDir holds binaries built for tests only.
+	testBinDir = "_output/test/bin"
+)
+
+// testLogRE matches the lines that the tree's tests log (t.Logf), as
+// opposed to the logs of the components.
+var testLogRE = regexp.MustCompile(`^\s+[a-z0-9_]+_test\.go:\d+: `)
+
+// TestSmokeBinary runs the scheduler that users deploy,
+// _output/bin/kube-scheduler, as a process against a kube-apiserver built
+// from the patched tree for this test, and replays the incident of seed
+// 000 through the API (the tree's TestLocalDynamicSmokeBinaryS1). The
+// tree's test skips itself without the binaries: here it must run and pass.
+func TestSmokeBinary(t *testing.T) {
+	l := load(t)
+	scheduler := rootPath(filepath.Join(binDir, "kube-scheduler"))
+	_, err := os.Stat(scheduler)
+	require.NoError(t, err, "run make first")
+
+	apiserver := rootPath(filepath.Join(testBinDir, "kube-apiserver"))
+	t.Logf("building kube-apiserver for the smoke test into %s", apiserver)
+	ldflags := strings.TrimSpace(carryOut(t, root, "ldflags"))
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", apiserver, "./cmd/kube-apiserver")
+	cmd.Dir = l.tree.Dir
+	cmd.Env = append(os.Environ(), goEnv...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building kube-apiserver: %s", out)
+
+	t.Logf("running %s in %s with %s", smokeTest, smokePkg, scheduler)
+	env := append([]string{
+		"LOCALDYNAMIC_KUBE_SCHEDULER=" + scheduler,
+		"LOCALDYNAMIC_KUBE_APISERVER=" + apiserver,
+	}, goEnv...)
+	res, err := gotest.Run(l.tree.Dir, env, "-timeout", "10m", smokePkg, "-run", "^"+smokeTest+"$", "-v")
+	require.NoError(t, err)
+	t.Logf("%s: %s in %s", smokeTest, res.Outcome, res.Elapsed.Round(1e9))
+	for _, line := range strings.Split(res.Output, "\n") {
+		if testLogRE.MatchString(line) {
+			t.Logf("  %s", strings.TrimSpace(line))
+		}
+	}
+	if res.Outcome != gotest.Passed || !slices.Contains(res.Passed, smokeTest) {
+		t.Fatalf("%s did not pass (%s; passed: %v):\n%s", smokeTest, res.Outcome, res.Passed, res.Tail(120))
+	}
+}
