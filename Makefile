@@ -86,6 +86,14 @@ lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go
 	@out=$$(gofmt -l cmd internal tests); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./cmd/... ./internal/... ./tests/...
 
+.PHONY: bench
+bench: build etcd ## scheduler throughput, 500 nodes and 5000 pods: the fork vs a plain WaitForFirstConsumer class vs CSIStorageCapacity
+	scripts/bench.sh
+
+.PHONY: bench-full
+bench-full: build etcd ## the throughput benchmark with 1000 nodes
+	BENCH_NODES=1000 scripts/bench.sh
+
 .PHONY: soak
 soak: build etcd ## the S2 stress scenario with SOAK_N iterations (default 100) against a real apiserver and etcd
 	scripts/soak.sh

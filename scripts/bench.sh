@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench: scheduler throughput with local-dynamic storage, side by side with
+# a plain WaitForFirstConsumer class and with CSIStorageCapacity (the
+# tree's TestLocalDynamicThroughput against a real apiserver and etcd).
+# BENCH_NODES (default 500), BENCH_PODS (5000), BENCH_BACKGROUND (20000).
+# Prints the scenario's table and benchstat's, and keeps the benchmark
+# lines in _output/bench/ for comparing runs with benchstat.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+nodes=${BENCH_NODES:-500}
+pods=${BENCH_PODS:-5000}
+background=${BENCH_BACKGROUND:-20000}
+dir="$OUT/bench"
+mkdir -p "$dir"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+log_file="$dir/throughput-$nodes-$stamp.log"
+result="$dir/throughput-$nodes-$stamp.txt"
+
+log "bench: building benchstat (tools/benchstat)"
+(cd "$ROOT/tools/benchstat" && go build -o "$OUT/tools/benchstat" golang.org/x/perf/cmd/benchstat)
+
+log "bench: $nodes nodes, $pods pods, $background background volumes; configurations fork, wffc, csistoragecapacity (log: $log_file)"
+cd "$TREE"
+PATH="$BIN:$PATH" \
+	LOCALDYNAMIC_THROUGHPUT_NODES="$nodes" \
+	LOCALDYNAMIC_THROUGHPUT_PODS="$pods" \
+	LOCALDYNAMIC_THROUGHPUT_BACKGROUND="$background" \
+	go test -count=1 -timeout 120m ./test/integration/localdynamic -run '^TestLocalDynamicThroughput$' -v >"$log_file" 2>&1 ||
+	{
+		tail -n 50 "$log_file" >&2
+		die "bench: the throughput scenario failed (log: $log_file)"
+	}
+
+{
+	echo "goos: $(go env GOOS)"
+	echo "goarch: $(go env GOARCH)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) cores)"
+	echo "pkg: k8s.io/kubernetes/test/integration/localdynamic"
+	grep '^BenchmarkLocalDynamicThroughput' "$log_file"
+} >"$result"
+
+log "bench: the scenario's report"
+grep -E '^ +throughput_test.go:[0-9]+: ' "$log_file" | sed -E 's/^ +throughput_test.go:[0-9]+: /  /'
+log "bench: benchstat $result"
+"$OUT/tools/benchstat" "$result"
