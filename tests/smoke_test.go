@@ -2,7 +2,6 @@ package tests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -40,12 +39,7 @@ func TestSmokeBinary(t *testing.T) {
 
 	apiserver := rootPath(filepath.Join(testBinDir, "kube-apiserver"))
 	t.Logf("building kube-apiserver for the smoke test into %s", apiserver)
-	ldflags := strings.TrimSpace(carryOut(t, root, "ldflags"))
-	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", apiserver, "./cmd/kube-apiserver")
-	cmd.Dir = l.tree.Dir
-	cmd.Env = append(os.Environ(), goEnv...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building kube-apiserver: %s", out)
+	buildCommand(t, l.tree.Dir, "./cmd/kube-apiserver", apiserver)
 
 	t.Logf("running %s in %s with %s", smokeTest, smokePkg, scheduler)
 	env := append([]string{

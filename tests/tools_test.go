@@ -161,13 +161,8 @@ func TestReproducibleBuild(t *testing.T) {
 	head, err := l.tree.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
 	wt := worktree(t, l.tree, "reproducible-build", head)
-	ldflags := strings.TrimSpace(carryOut(t, root, "ldflags"))
 	out := filepath.Join(t.TempDir(), "kube-scheduler")
-	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, "./cmd/kube-scheduler")
-	cmd.Dir = wt.Dir
-	cmd.Env = append(os.Environ(), goEnv...)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", b)
+	buildCommand(t, wt.Dir, "./cmd/kube-scheduler", out)
 
 	sums, err := os.ReadFile(rootPath(filepath.Join(binDir, "SHA256SUMS")))
 	require.NoError(t, err)
@@ -176,6 +171,18 @@ func TestReproducibleBuild(t *testing.T) {
 	require.NoError(t, err)
 	gotSum := strings.Fields(string(gotOut))[0]
 	assert.Contains(t, string(sums), gotSum+"  kube-scheduler", "a rebuild elsewhere differs from _output/bin/kube-scheduler")
+}
+
+// buildCommand builds the command pkg of the tree in dir into out with the
+// build script's flags and version stamp.
+func buildCommand(t *testing.T, dir, pkg, out string) {
+	t.Helper()
+	ldflags := strings.TrimSpace(carryOut(t, root, "ldflags"))
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), goEnv...)
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building %s: %s", pkg, b)
 }
 
 // TestEtcdBinary: `make` built the etcd that upstream's hack/lib/etcd.sh
