@@ -3,7 +3,8 @@
 # a plain WaitForFirstConsumer class and with CSIStorageCapacity (the
 # tree's TestLocalDynamicThroughput against a real apiserver and etcd).
 # BENCH_NODES (default 500), BENCH_PODS (5000), BENCH_BACKGROUND (20000),
-# BENCH_VERBOSITY (2).
+# BENCH_VERBOSITY (2); BENCH_PROFILE=1 writes a CPU profile of each
+# configuration's scheduling phase to _output/bench/profile-<time>/.
 # Prints the scenario's table and benchstat's, and keeps the benchmark
 # lines in _output/bench/ for comparing runs with benchstat.
 set -euo pipefail
@@ -22,6 +23,11 @@ mkdir -p "$dir"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 log_file="$dir/throughput-$nodes-$stamp.log"
 result="$dir/throughput-$nodes-$stamp.txt"
+profile=""
+if [[ "${BENCH_PROFILE:-}" == 1 ]]; then
+	profile="$dir/profile-$stamp"
+	mkdir -p "$profile"
+fi
 
 log "bench: building benchstat (tools/benchstat)"
 (cd "$ROOT/tools/benchstat" && go build -o "$OUT/tools/benchstat" golang.org/x/perf/cmd/benchstat)
@@ -32,6 +38,7 @@ PATH="$BIN:$PATH" \
 	LOCALDYNAMIC_THROUGHPUT_NODES="$nodes" \
 	LOCALDYNAMIC_THROUGHPUT_PODS="$pods" \
 	LOCALDYNAMIC_THROUGHPUT_BACKGROUND="$background" \
+	LOCALDYNAMIC_THROUGHPUT_CPUPROFILE="$profile" \
 	go test -count=1 -timeout 120m ./test/integration/localdynamic -run '^TestLocalDynamicThroughput$' -v -args -v="$verbosity" >"$log_file" 2>&1 ||
 	{
 		tail -n 50 "$log_file" >&2
@@ -50,3 +57,6 @@ log "bench: the scenario's report"
 grep -E '^ +throughput_test.go:[0-9]+: ' "$log_file" | sed -E 's/^ +throughput_test.go:[0-9]+: /  /'
 log "bench: benchstat $result"
 "$OUT/tools/benchstat" "$result"
+if [[ -n "$profile" ]]; then
+	log "bench: CPU profiles in $profile (go tool pprof -top $profile/fork.cpu.pprof)"
+fi
