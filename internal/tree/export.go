@@ -68,7 +68,9 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 		}
 	}
 	bySubject := map[string]string{}
+	inSeries := map[string]bool{}
 	for _, e := range s.Entries {
+		inSeries[e.Name] = true
 		p, err := series.ReadPatch(s.Path(e))
 		if err == nil {
 			bySubject[p.Subject] = e.Name
@@ -84,11 +86,16 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 		if err != nil {
 			return nil, err
 		}
+		// The recorded name, unless the series no longer has it (the patch
+		// was renamed in patches/: its subject finds the new name).
 		name := ""
-		if r, ok := records[c]; ok {
+		r, recorded := records[c]
+		if recorded && inSeries[r.Patch] {
 			name = r.Patch
 		} else if n, ok := bySubject[subject]; ok {
 			name = n
+		} else if recorded {
+			name = r.Patch
 		} else {
 			name = Slug(subject) + ".patch"
 		}

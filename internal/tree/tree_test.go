@@ -662,6 +662,34 @@ func TestExportKeepsTheNameOfAnAmendedCommit(t *testing.T) {
 	assert.Contains(t, readFile(t, f.series.Path(f.series.Entries[2])), "+new file, amended\n")
 }
 
+// A patch renamed in patches/ (its file and its series line) keeps the new
+// name: the tree's record of the commit still names the old file, which is
+// no longer in the series (found in the rebase to v1.37.1, where export
+// wrote the old name back and removed the renamed file).
+func TestExportKeepsARenamedPatch(t *testing.T) {
+	t.Parallel()
+	f := applied(t)
+	names := append([]string(nil), patchNames...)
+	names[1] = "renamed.patch"
+	require.NoError(t, os.Rename(f.series.Path(f.series.Entries[1]), filepath.Join(f.series.Dir, names[1])))
+	require.NoError(t, tree.WriteSeries(f.series.File, names))
+	renamed := rereadSeries(t, f.series)
+	original := snapshot(t, f.series.Dir)
+
+	res, err := f.tree.Export(renamed, f.progress)
+	require.NoError(t, err)
+	assert.Empty(t, res.Written)
+	assert.Empty(t, res.Removed)
+	assert.Equal(t, names, res.Unchanged)
+	if diff := cmp.Diff(original, snapshot(t, f.series.Dir)); diff != "" {
+		t.Fatalf("export changed patches/ (-before +after):\n%s", diff)
+	}
+	// The tree now records the new name: apply finds the series applied.
+	keep, err := f.tree.Plan(rereadSeries(t, f.series), version)
+	require.NoError(t, err)
+	assert.Equal(t, len(names), keep)
+}
+
 func TestExportRemovesThePatchOfADroppedCommit(t *testing.T) {
 	t.Parallel()
 	f := applied(t)
