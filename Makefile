@@ -1,79 +1,115 @@
-# kube-carry: a fork of Kubernetes kept as a patch series on a pinned upstream.
+# kube-carry: a fork of Kubernetes kept as patch series on pinned upstream
+# releases, one release line per upstream minor (patches/vA.B/).
 # The Makefile only wires the scripts in scripts/; `make help` lists targets.
+# Every target works on one line: LINE=vA.B, by default the newest.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := all
 
-# The harness runs go on the patched tree with the same flags as the build,
-# so the build cache is shared (DESIGN.md, build cache).
+# The harness runs go on the patched trees with the same flags as the build,
+# so the build cache is shared (README, build cache).
 export GOFLAGS := -trimpath -buildvcs=false
 export CGO_ENABLED := 0
 
+LINE ?=
+export LINE
 TEST_TIMEOUT ?= 60m
-VERSIONS ?= v1.34.4 v1.35.4 v1.36.4 v1.37.1
+export TEST_TIMEOUT
+export RUN
 
 .PHONY: all
-all: build etcd ## fetch the pinned upstream, apply the series, build kube-scheduler and kubelet (and etcd for the tests) into _output/bin
+all: build etcd ## fetch the line's pinned upstream, apply its series, build kube-scheduler and kubelet (and etcd for the tests) into _output/<line>/bin
+
+.PHONY: lines
+lines: ## every line: pinned release, newest release the module proxy serves, revision, patches, end of life
+	scripts/lines.sh
 
 .PHONY: fetch
-fetch: ## assemble the pinned upstream into _output/src/kubernetes (Go module proxy, checked against UPSTREAM)
+fetch: ## assemble the line's pinned upstream into _output/<line>/src/kubernetes (Go module proxy, checked against the pin)
 	scripts/fetch.sh
 
 .PHONY: apply
-apply: fetch ## apply patches/series to the tree (idempotent; never overwrites local work)
+apply: fetch ## apply the line's series to its tree (idempotent; never overwrites local work)
 	scripts/apply.sh
 
 .PHONY: build
-build: apply ## build the patched binaries into _output/bin with SHA256SUMS
+build: apply ## build the line's patched binaries into _output/<line>/bin with SHA256SUMS
 	scripts/build.sh
 
 .PHONY: etcd
-etcd: fetch ## build the etcd the integration tests use into _output/bin/etcd (version from upstream's hack/lib/etcd.sh)
+etcd: fetch ## build the etcd the line's integration tests use into _output/<line>/bin/etcd (version from upstream's hack/lib/etcd.sh)
 	scripts/etcd.sh
 
 .PHONY: test
-test: build etcd ## lint the series and prove every patch (tests, upstream suites, regression proofs)
-	go test -count=1 ./cmd/... ./internal/...
-	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run '$(RUN)'
+test: ## prove lines: without LINE, the full proof of the newest line and the line proof of the other supported lines; with LINE, the full proof of that line
+	scripts/test.sh
 
 .PHONY: test-patch
-test-patch: apply ## run one patch's checks: make test-patch P=<name>.patch
-	@[[ -n "$(P)" ]] || { echo "usage: make test-patch P=<patch file name>" >&2; exit 2; }
+test-patch: apply ## run one patch's checks on the line: make test-patch P=<name>.patch
+	@[[ -n "$(P)" ]] || { echo "usage: make test-patch P=<patch file name> [LINE=vA.B]" >&2; exit 2; }
 	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run 'TestSeries/(lint|$(basename $(P)))$$'
 
 .PHONY: export
-export: ## regenerate patches/ from the commits of the patched tree
+export: ## regenerate the line's patches and series from the commits of its patched tree
 	scripts/export.sh
 
 .PHONY: matrix
-matrix: ## apply-only check of the series on each of VERSIONS: patch × version table, also in _output/matrix.md
+matrix: ## apply-only check of the line's series on each of VERSIONS: patch × version table, also in _output/matrix.md and .json
+	@[[ -n "$(VERSIONS)" ]] || { echo "usage: make matrix VERSIONS='vA.B.C ...' [LINE=vA.B]" >&2; exit 2; }
 	scripts/matrix.sh $(VERSIONS)
 
 .PHONY: rebase
-rebase: ## move the series to another release: make rebase TO=vA.B.C (stops on a conflict)
-	@[[ -n "$(TO)" ]] || { echo "usage: make rebase TO=vA.B.C" >&2; exit 2; }
+rebase: ## move the line's series to another release: make rebase TO=vA.B.C (another minor starts that line); stops on a conflict
+	@[[ -n "$(TO)" ]] || { echo "usage: make rebase TO=vA.B.C [LINE=vA.B]" >&2; exit 2; }
 	scripts/rebase.sh start $(TO)
 
 .PHONY: rebase-continue
-rebase-continue: ## go on with a rebase after resolving its conflict
+rebase-continue: ## go on with a rebase or bump after resolving its conflict
 	scripts/rebase.sh continue
 
 .PHONY: rebase-abort
-rebase-abort: ## throw a rebase away; pin, series and tree stay as they were
+rebase-abort: ## throw a rebase or bump away; the line and its tree stay as they were
 	scripts/rebase.sh abort
 
+.PHONY: bump
+bump: ## move the line to the newest patch release of its minor that the proxy serves (replays the series, drafts CHANGELOG)
+	scripts/bump.sh start
+
+.PHONY: bump-continue
+bump-continue: ## go on with a bump after resolving its conflict
+	scripts/bump.sh continue
+
+.PHONY: bump-abort
+bump-abort: ## throw a bump away
+	scripts/bump.sh abort
+
+.PHONY: port
+port: ## carry patches to another line: make port P='<patch>...' FROM=vA.B TO=vC.D; stops on a conflict
+	@[[ -n "$(P)" && -n "$(FROM)" && -n "$(TO)" ]] || { echo "usage: make port P='<patch>.patch ...' FROM=vA.B TO=vC.D" >&2; exit 2; }
+	scripts/port.sh start $(FROM) $(TO) $(P)
+
+.PHONY: port-continue
+port-continue: ## go on with a port after resolving its conflict: make port-continue TO=vC.D
+	@[[ -n "$(TO)" ]] || { echo "usage: make port-continue TO=vC.D" >&2; exit 2; }
+	scripts/port.sh continue $(TO)
+
+.PHONY: port-abort
+port-abort: ## throw a port away: make port-abort TO=vC.D
+	@[[ -n "$(TO)" ]] || { echo "usage: make port-abort TO=vC.D" >&2; exit 2; }
+	scripts/port.sh abort $(TO)
+
 .PHONY: pin
-pin: ## recompute UPSTREAM for a release: make pin VERSION=vX.Y.Z
+pin: ## (re)compute the pin of a release, patches/vA.B/UPSTREAM: make pin VERSION=vA.B.C (a new minor starts an empty line)
 	@[[ -n "$(VERSION)" ]] || { echo "usage: make pin VERSION=vX.Y.Z" >&2; exit 2; }
 	scripts/pin.sh $(VERSION)
 
 .PHONY: clean-tree
-clean-tree: ## remove the patched tree (refuses when it holds unexported work)
+clean-tree: ## remove the line's patched tree (refuses when it holds unexported work)
 	scripts/clean.sh tree
 
 .PHONY: clean
-clean: ## remove _output (refuses when the patched tree holds unexported work)
+clean: ## remove _output/<line> (refuses when the line's patched tree holds unexported work)
 	scripts/clean.sh all
 
 .PHONY: help
@@ -87,7 +123,7 @@ lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go
 	go vet ./cmd/... ./internal/... ./tests/...
 
 .PHONY: bench
-bench: build etcd ## scheduler throughput, 500 nodes and 5000 pods: the fork vs a plain WaitForFirstConsumer class vs CSIStorageCapacity
+bench: build etcd ## scheduler throughput on the line, 500 nodes and 5000 pods: the fork vs a plain WaitForFirstConsumer class vs CSIStorageCapacity
 	scripts/bench.sh
 
 .PHONY: bench-full

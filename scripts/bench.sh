@@ -9,12 +9,13 @@
 # BENCH_CONFIGS, a regular expression, selects configurations (fork, wffc,
 # csistoragecapacity; default all); BENCH_COUNT (1) repeats each, for
 # benchstat. BENCH_PROFILE=1 writes a CPU profile of each configuration's
-# scheduling phase to _output/bench/profile-<time>/.
+# scheduling phase to _output/<line>/bench/profile-<time>/.
 # Prints the scenario's table and benchstat's, and keeps the benchmark
-# lines in _output/bench/ for comparing runs with benchstat.
+# lines in _output/<line>/bench/ for comparing runs with benchstat.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
+line_paths
 
 nodes=${BENCH_NODES:-500}
 pods=${BENCH_PODS:-5000}
@@ -38,9 +39,9 @@ if [[ "${BENCH_PROFILE:-}" == 1 ]]; then
 fi
 
 log "bench: building benchstat (tools/benchstat)"
-(cd "$ROOT/tools/benchstat" && go build -o "$OUT/tools/benchstat" golang.org/x/perf/cmd/benchstat)
+(cd "$ROOT/tools/benchstat" && go build -o "$TOOLS/benchstat" golang.org/x/perf/cmd/benchstat)
 
-log "bench: $nodes nodes, $pods pods, $background background volumes, budget $budget; configurations matching '$configs' of fork, wffc, csistoragecapacity, $count time(s) (log: $log_file)"
+log "bench: line $LINE: $nodes nodes, $pods pods, $background background volumes, budget $budget; configurations matching '$configs' of fork, wffc, csistoragecapacity, $count time(s) (log: $log_file)"
 cd "$TREE"
 PATH="$BIN:$PATH" \
 	LOCALDYNAMIC_THROUGHPUT_NODES="$nodes" \
@@ -65,7 +66,7 @@ PATH="$BIN:$PATH" \
 log "bench: the scenario's report"
 grep -E '^ +throughput_test.go:[0-9]+: ' "$log_file" | sed -E 's/^ +throughput_test.go:[0-9]+: /  /'
 log "bench: benchstat $result"
-"$OUT/tools/benchstat" "$result"
+"$TOOLS/benchstat" "$result"
 if [[ -n "$profile" ]]; then
 	log "bench: CPU profiles in $profile (go tool pprof -top $profile/fork.cpu.pprof)"
 fi

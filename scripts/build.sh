@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# build: kube-scheduler and kubelet from the patched tree into _output/bin,
+# build: kube-scheduler and kubelet from the line's patched tree into
+# _output/<line>/bin,
 # version-stamped vX.Y.Z-carry.N, reproducible, with SHA256SUMS.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
+line_paths
 
 BINARIES=(kube-scheduler kubelet)
 
@@ -17,14 +19,14 @@ commit=$(git -C "$TREE" rev-parse HEAD)
 stamp="$version $commit $(go env GOVERSION GOOS GOARCH | tr '\n' ' ')$GOFLAGS CGO_ENABLED=$CGO_ENABLED ${BINARIES[*]}"
 if [[ -f "$BIN/.build-inputs" && "$(cat "$BIN/.build-inputs")" == "$stamp" ]] &&
 	(cd "$BIN" && sha256sum --quiet --check SHA256SUMS 2>/dev/null); then
-	log "build: ${BINARIES[*]} $version up to date"
+	log "build: line $LINE: ${BINARIES[*]} $version up to date"
 	exit 0
 fi
 
 mkdir -p "$BIN"
 rm -f "$BIN/.build-inputs"
 for b in "${BINARIES[@]}"; do
-	log "build: $b $version ($commit)"
+	log "build: line $LINE: $b $version ($commit)"
 	(cd "$TREE" && go build -ldflags "$ldflags" -o "$BIN/$b" "./cmd/$b")
 done
 (cd "$BIN" && sha256sum "${BINARIES[@]}" > SHA256SUMS)

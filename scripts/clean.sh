@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# clean: remove the patched tree (`tree`) or all of _output (`all`), but
-# never a tree that holds work in no patch file.
+# clean: remove the line's patched tree (`tree`) or everything made for the
+# line, _output/<line> (`all`), but never a tree that holds work in no patch
+# file.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
+line_paths
 
 what=${1:-all}
 carry removable

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# export: regenerate patches/*.patch and patches/series from the commits of
-# the patched tree (deterministic: an unchanged tree exports no diff).
+# export: regenerate the line's patches (patches/<line>/*.patch and series)
+# from the commits of its patched tree (deterministic: an unchanged tree
+# exports no diff; staged, so a kill leaves the old patches or the new).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# fetch: assemble the pinned upstream from the Go module proxy into
-# _output/src/kubernetes, atomically: the tree appears only when complete.
+# fetch: assemble the line's pinned upstream from the Go module proxy into
+# _output/<line>/src/kubernetes, atomically: the tree appears only when
+# complete.
 # UPSTREAM_SOURCE=git clones the upstream git repository instead.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
+line_paths
 
 want=$(carry upstream)
 if [[ "$(carry tree-status)" == current ]]; then
-	log "fetch: $TREE is upstream $want (up to date)"
+	log "fetch: line $LINE: $TREE is upstream $want (up to date)"
 	exit 0
 fi
 
@@ -18,12 +20,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 case "${UPSTREAM_SOURCE:-proxy}" in
 proxy)
-	log "fetch: assembling upstream $want from the Go module proxy"
+	log "fetch: line $LINE: assembling upstream $want from the Go module proxy"
 	carry assemble "$tmp"
 	;;
 git)
 	url=${UPSTREAM_GIT_URL:-https://github.com/kubernetes/kubernetes}
-	log "fetch: cloning upstream $want from $url"
+	log "fetch: line $LINE: cloning upstream $want from $url"
 	git clone --quiet --depth 1 --branch "$want" "$url" "$tmp/clone"
 	rm -rf "$tmp/clone/.git"
 	shopt -s dotglob
@@ -38,4 +40,4 @@ esac
 carry init-tree "$tmp"
 mv -T "$tmp" "$TREE"
 trap - EXIT
-log "fetch: $TREE is upstream $want"
+log "fetch: line $LINE: $TREE is upstream $want"

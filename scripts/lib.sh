@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2034 # the paths are used by the scripts that source this file
-# Sourced by the scripts: repository paths, the go environment of the
-# patched tree, and the carry tool.
+# Sourced by the scripts: the repository root, the go environment of the
+# patched trees, the carry tool, and (line_paths) the paths of the release
+# line LINE (default: the newest), which carry owns (internal/line).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT="$ROOT/_output"
-TREE="$OUT/src/kubernetes"
-BIN="$OUT/bin"
-CARRY="$OUT/tools/carry"
+TOOLS="$ROOT/_output/tools"
+CARRY="$TOOLS/carry"
 
-# Every go command on the tree and its worktrees runs with the same flags so
-# the build cache is shared between them (see DESIGN.md, build cache).
+# Every go command on the trees and their worktrees runs with the same flags
+# so the build cache is shared between them (README, build cache).
 export GOFLAGS="-trimpath -buildvcs=false"
 export CGO_ENABLED=0
 
@@ -24,4 +23,13 @@ carry() {
 		(cd "$ROOT" && GOFLAGS="" go build -o "$CARRY" ./cmd/carry)
 	fi
 	(cd "$ROOT" && "$CARRY" "$@")
+}
+
+# line_paths sets LINE, LINE_DIR, OUT, TREE, BIN and TEST_BIN for the line
+# LINE names (the newest when LINE is empty); an unknown line fails, naming
+# the lines there are.
+line_paths() {
+	local paths
+	paths=$(carry paths) || exit 1
+	eval "$paths"
 }

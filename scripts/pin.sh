@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# pin: (re)compute UPSTREAM for an upstream release: the h1: hash of
-# k8s.io/kubernetes and of every staging module zip, from the Go module proxy.
+# pin: (re)compute the pin of an upstream release, patches/<line>/UPSTREAM
+# (the line is the release's minor; a new minor starts an empty line): the
+# h1: hash of k8s.io/kubernetes and of every staging module zip, from the Go
+# module proxy.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"

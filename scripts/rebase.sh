@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# rebase: move the series to another upstream release.
+# rebase: move a line's series to another upstream release (of another
+# minor: start that line from this one).
 #   scripts/rebase.sh start vA.B.C   pin vA.B.C, replay the series on a fresh tree
 #   scripts/rebase.sh continue       go on after resolving a conflict
 #   scripts/rebase.sh abort          throw the rebase away (nothing else changes)

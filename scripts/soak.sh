@@ -6,6 +6,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
+line_paths
 
 n=${SOAK_N:-100}
 log "soak: S2 with $n iterations (LOCALDYNAMIC_SOAK_N=$n)"

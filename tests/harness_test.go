@@ -12,20 +12,10 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
-)
-
-// Paths, relative to the repository root.
-const (
-	pinFile     = "UPSTREAM"
-	seriesFile  = "patches/series"
-	droppedFile = "patches/DROPPED"
-	treeDir     = "_output/src/kubernetes"
-	workDir     = "_output/work"
-	binDir      = "_output/bin"
-	mutantsDir  = "tests/mutants"
 )
 
 // root is the repository root: go test runs a package's tests in its
@@ -40,14 +30,55 @@ var root = func() string {
 
 func rootPath(p string) string { return filepath.Join(root, p) }
 
+// rel is p relative to the repository root, for messages.
+func rel(p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return r
+	}
+	return p
+}
+
+// ln is the release line under test: $LINE, or the newest line. Its paths
+// (internal/line) are absolute here.
+var ln = func() line.Line {
+	l, err := line.Get(root, os.Getenv("LINE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return l
+}()
+
+// Proof modes ($KUBE_CARRY_PROOF): full (the default) runs every check of
+// every patch; line runs, per patch, its Test: lines only (suites,
+// regression proofs and mutants are left to the line's full proof, `make
+// test LINE=...`), and says so in the table.
+const (
+	proofFull = "full"
+	proofLine = "line"
+)
+
+var proof = func() string {
+	switch p := os.Getenv("KUBE_CARRY_PROOF"); p {
+	case "", proofFull:
+		return proofFull
+	case proofLine:
+		return proofLine
+	default:
+		fmt.Fprintf(os.Stderr, "KUBE_CARRY_PROOF=%s: want full or line\n", p)
+		os.Exit(2)
+		return ""
+	}
+}()
+
 // goEnv is the environment of every go command on the tree and its
 // worktrees: the same flags everywhere, so the build cache is shared; and
-// _output/bin first on PATH, where upstream's integration framework finds
+// the line's bin folder first on PATH, where upstream's integration framework finds
 // the etcd that `make` built.
 var goEnv = []string{
 	"GOFLAGS=-trimpath -buildvcs=false",
 	"CGO_ENABLED=0",
-	"PATH=" + filepath.Join(root, binDir) + string(os.PathListSeparator) + os.Getenv("PATH"),
+	"PATH=" + ln.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH"),
 }
 
 // report collects one row per patch for the table printed at the end.
@@ -112,7 +143,7 @@ func printReport() {
 	}
 	keys := order
 	fmt.Println()
-	fmt.Println("kube-carry series report")
+	fmt.Printf("kube-carry series report: line %s (%s proof)\n", ln.Name, proof)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "PATCH\tTESTS\tREGRESSION PROOF\tMUTANTS KILLED\tRESULT")
 	for _, k := range keys {
@@ -147,11 +178,11 @@ type loaded struct {
 
 func load(t *testing.T) *loaded {
 	t.Helper()
-	p, err := pin.ReadFile(rootPath(pinFile))
+	p, err := ln.Pin()
 	if err != nil {
-		t.Fatalf("UPSTREAM: %v", err)
+		t.Fatalf("%v", err)
 	}
-	s, err := series.Read(rootPath(seriesFile))
+	s, err := series.Read(ln.SeriesFile())
 	if err != nil {
 		t.Fatalf("series: %v", err)
 	}
@@ -163,9 +194,9 @@ func load(t *testing.T) *loaded {
 		}
 		l.patches = append(l.patches, pt)
 	}
-	tr, err := tree.Open(rootPath(treeDir))
+	tr, err := tree.Open(ln.TreeDir())
 	if err != nil {
-		t.Fatalf("%v (run `make` first)", err)
+		t.Fatalf("%v (run `make LINE=%s` first)", err, ln.Name)
 	}
 	l.tree = tr
 	commits, err := tr.Commits()

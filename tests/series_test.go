@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kube-carry/kube-carry/internal/gotest"
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
@@ -31,52 +32,54 @@ func TestSeries(t *testing.T) {
 	}
 }
 
-func lint(t *testing.T, l *loaded) {
+// lintFiles lints a line's files without its tree: the series and the
+// folder agree, every mutant is guarded, every patch's trailers parse.
+func lintFiles(t *testing.T, fl line.Line, s *series.Series, patches []*series.Patch) {
 	t.Run("series-matches-directory", func(t *testing.T) {
-		dropped, err := series.Dropped(rootPath(droppedFile))
+		dropped, err := series.Dropped(fl.DroppedFile())
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := filepath.Glob(filepath.Join(l.series.Dir, "*.patch"))
+		files, err := filepath.Glob(filepath.Join(s.Dir, "*.patch"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		inSeries := map[string]bool{}
-		for _, e := range l.series.Entries {
+		for _, e := range s.Entries {
 			inSeries[e.Name] = true
 			if reason, ok := dropped[e.Name]; ok {
-				t.Errorf("%s:%d: %s is in the series and listed as dropped in %s (%s)", seriesFile, e.Line, e.Name, droppedFile, reason)
+				t.Errorf("%s:%d: %s is in the series and listed as dropped in %s (%s)", rel(fl.SeriesFile()), e.Line, e.Name, rel(fl.DroppedFile()), reason)
 			}
 		}
 		for _, f := range files {
 			name := filepath.Base(f)
 			if !inSeries[name] && dropped[name] == "" {
-				t.Errorf("%s is in patches/ but neither in %s nor listed in %s", name, seriesFile, droppedFile)
+				t.Errorf("%s is in %s but neither in %s nor listed in %s", name, rel(fl.Dir()), rel(fl.SeriesFile()), rel(fl.DroppedFile()))
 			}
 		}
 	})
 	t.Run("mutants-match-guards", func(t *testing.T) {
-		files, err := filepath.Glob(rootPath(filepath.Join(mutantsDir, "*.patch")))
+		files, err := filepath.Glob(filepath.Join(fl.MutantsDir(), "*.patch"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		guarded := map[string]string{}
-		for _, p := range l.patches {
+		for _, p := range patches {
 			for _, g := range p.Guards {
 				guarded[g.Mutant] = filepath.Base(p.File)
-				if _, err := os.Stat(rootPath(g.Mutant)); err != nil {
+				if _, err := os.Stat(fl.Mutant(g.Mutant)); err != nil {
 					t.Errorf("%s:%d: Guards: %s does not exist", p.File, g.Line, g.Mutant)
 				}
 			}
 		}
 		for _, f := range files {
-			rel := filepath.ToSlash(filepath.Join(mutantsDir, filepath.Base(f)))
-			if guarded[rel] == "" {
-				t.Errorf("mutant %s is killed by no guard: name it in a Guards: trailer of the patch whose test kills it", rel)
+			name := filepath.ToSlash(filepath.Join(line.MutantsName, filepath.Base(f)))
+			if guarded[name] == "" {
+				t.Errorf("mutant %s is killed by no guard: name it in a Guards: trailer of the patch whose test kills it", rel(f))
 			}
 		}
 	})
-	for _, p := range l.patches {
+	for _, p := range patches {
 		t.Run("trailers/"+patchName(p.File), func(t *testing.T) {
 			// ReadPatch validated the trailers; the lint re-reads the file so
 			// the subtest names the patch and shows what it declares.
@@ -87,13 +90,17 @@ func lint(t *testing.T, l *loaded) {
 			t.Logf("%s: Upstream-Status %s, %d Test, %d Regression", got.Subject, got.Status.Kind, len(got.Tests), len(got.Regressions))
 		})
 	}
+}
+
+func lint(t *testing.T, l *loaded) {
+	lintFiles(t, ln, l.series, l.patches)
 	t.Run("applies-exactly-to-upstream", func(t *testing.T) {
 		base, version, err := l.tree.Base()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if version != l.pin.Version {
-			t.Fatalf("the patched tree is upstream %s but %s pins %s; run `make`", version, pinFile, l.pin.Version)
+			t.Fatalf("the patched tree is upstream %s but %s pins %s; run `make LINE=%s`", version, rel(ln.PinFile()), l.pin.Version, ln.Name)
 		}
 		if len(l.commits) != len(l.patches) {
 			t.Fatalf("the patched tree has %d commits after upstream, the series %d patches; run `make apply`", len(l.commits), len(l.patches))
@@ -164,6 +171,18 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 		}
 	})
 	setRow(name, func(r *row) { r.Tests = fmt.Sprintf("%d/%d pass", passed, len(p.Tests)) })
+
+	if proof == proofLine {
+		// The line proof: Test: lines only. The table says what was left
+		// to the full proof (make test LINE=...).
+		setRow(name, func(r *row) {
+			r.Regression = "not run (line proof)"
+			if len(p.Guards) > 0 {
+				r.Mutants = "not run (line proof)"
+			}
+		})
+		return
+	}
 
 	t.Run("suite", func(t *testing.T) {
 		pkgs := p.Packages()
@@ -262,7 +281,7 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 			t.Errorf("guard %s: %s on the patched tree\n%s", g.Test, with.Outcome, with.Tail(40))
 			continue
 		}
-		mutant := rootPath(g.Mutant)
+		mutant := ln.Mutant(g.Mutant)
 		if _, err := wt.Run("apply", "--verbose", mutant); err != nil {
 			t.Errorf("mutant %s does not apply to the patched tree: %v", g.Mutant, err)
 			continue
@@ -315,11 +334,11 @@ func runGoTest(t *testing.T, dir string, args ...string) *gotest.Result {
 	return res
 }
 
-// worktree checks out commit of the patched tree into _output/work/<name>,
+// worktree checks out commit of the patched tree into _output/<line>/work/<name>,
 // removed when the test ends.
 func worktree(t *testing.T, tr *tree.Tree, name, commit string) *tree.Tree {
 	t.Helper()
-	dir := rootPath(filepath.Join(workDir, name))
+	dir := filepath.Join(ln.WorkDir(), name)
 	_, _ = tr.Run("worktree", "remove", "--force", dir)
 	_ = os.RemoveAll(dir)
 	_, _ = tr.Run("worktree", "prune")

@@ -18,8 +18,6 @@ const (
 	// by the series, test/integration/localdynamic).
 	smokeTest = "TestLocalDynamicSmokeBinaryS1"
 	smokePkg  = "./test/integration/localdynamic"
-	// testBinDir holds binaries built for tests only.
-	testBinDir = "_output/test/bin"
 )
 
 // testLogRE matches the lines that the tree's tests log (t.Logf), as
@@ -27,17 +25,17 @@ const (
 var testLogRE = regexp.MustCompile(`^\s+[a-z0-9_]+_test\.go:\d+: `)
 
 // TestSmokeBinary runs the scheduler that users deploy,
-// _output/bin/kube-scheduler, as a process against a kube-apiserver built
+// _output/<line>/bin/kube-scheduler, as a process against a kube-apiserver built
 // from the patched tree for this test, and replays the incident of seed
 // 000 through the API (the tree's TestLocalDynamicSmokeBinaryS1). The
 // tree's test skips itself without the binaries: here it must run and pass.
 func TestSmokeBinary(t *testing.T) {
 	l := load(t)
-	scheduler := rootPath(filepath.Join(binDir, "kube-scheduler"))
+	scheduler := filepath.Join(ln.BinDir(), "kube-scheduler")
 	_, err := os.Stat(scheduler)
-	require.NoError(t, err, "run make first")
+	require.NoError(t, err, "run make LINE=%s first", ln.Name)
 
-	apiserver := rootPath(filepath.Join(testBinDir, "kube-apiserver"))
+	apiserver := filepath.Join(ln.TestBinDir(), "kube-apiserver")
 	t.Logf("building kube-apiserver for the smoke test into %s", apiserver)
 	buildCommand(t, l.tree.Dir, "./cmd/kube-apiserver", apiserver)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
 )
 
@@ -24,10 +25,10 @@ func TestBinaries(t *testing.T) {
 	require.NoError(t, err)
 	for _, b := range []string{"kube-scheduler", "kubelet"} {
 		t.Run(b, func(t *testing.T) {
-			out, err := exec.Command(rootPath(filepath.Join(binDir, b)), "--version").CombinedOutput()
+			out, err := exec.Command(filepath.Join(ln.BinDir(), b), "--version").CombinedOutput()
 			require.NoError(t, err, "%s --version: %s", b, out)
 			assert.Equal(t, "Kubernetes "+want, strings.TrimSpace(string(out)))
-			raw, err := exec.Command(rootPath(filepath.Join(binDir, b)), "--version=raw").CombinedOutput()
+			raw, err := exec.Command(filepath.Join(ln.BinDir(), b), "--version=raw").CombinedOutput()
 			require.NoError(t, err, "%s --version=raw: %s", b, raw)
 			assert.Contains(t, string(raw), `GitCommit:"`+head+`"`, "the binary is not built from the patched tree's HEAD; run make")
 			assert.Contains(t, string(raw), `GitTreeState:"clean"`)
@@ -36,7 +37,7 @@ func TestBinaries(t *testing.T) {
 	}
 	t.Run("SHA256SUMS", func(t *testing.T) {
 		cmd := exec.Command("sha256sum", "--check", "--strict", "SHA256SUMS")
-		cmd.Dir = rootPath(binDir)
+		cmd.Dir = ln.BinDir()
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		assert.Equal(t, 2, strings.Count(string(out), ": OK"), "%s", out)
@@ -48,7 +49,8 @@ func TestBinaries(t *testing.T) {
 // even a partial one.
 func TestFetchRejectsWrongHash(t *testing.T) {
 	dir := repoCopy(t)
-	p, err := pin.ReadFile(filepath.Join(dir, pinFile))
+	cl := line.Line{Root: dir, Name: ln.Name}
+	p, err := pin.ReadFile(cl.PinFile())
 	require.NoError(t, err)
 	var victim pin.Module
 	for _, m := range p.Modules {
@@ -57,37 +59,39 @@ func TestFetchRejectsWrongHash(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, victim.Sum, "k8s.io/api is pinned")
-	data, err := os.ReadFile(filepath.Join(dir, pinFile))
+	data, err := os.ReadFile(cl.PinFile())
 	require.NoError(t, err)
 	wrong := flipChar(victim.Sum)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, pinFile), bytes.Replace(data, []byte(victim.Sum), []byte(wrong), 1), 0o644))
+	require.NoError(t, os.WriteFile(cl.PinFile(), bytes.Replace(data, []byte(victim.Sum), []byte(wrong), 1), 0o644))
 
 	out, err := run(dir, "scripts/fetch.sh")
 	require.Error(t, err, "fetch must fail:\n%s", out)
 	assert.Contains(t, out, "k8s.io/api v0.")
 	assert.Contains(t, out, "checksum mismatch")
 	assert.Contains(t, out, wrong)
-	assert.NoDirExists(t, filepath.Join(dir, treeDir))
-	left, _ := filepath.Glob(filepath.Join(dir, "_output/src/.kubernetes*"))
+	assert.NoDirExists(t, cl.TreeDir())
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(cl.TreeDir()), ".kubernetes*"))
 	assert.Empty(t, left, "fetch left a partial tree behind")
 }
 
 // TestApplyRefusesMissingPatch: a series line naming a missing file fails
-// with patches/series:LINE before the tree is touched.
+// with patches/<line>/series:LINE before the tree is touched.
 func TestApplyRefusesMissingPatch(t *testing.T) {
 	dir := repoCopy(t)
-	f, err := os.OpenFile(filepath.Join(dir, seriesFile), os.O_APPEND|os.O_WRONLY, 0)
+	cl := line.Line{Root: dir, Name: ln.Name}
+	f, err := os.OpenFile(cl.SeriesFile(), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString("no-such-change.patch\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	data, err := os.ReadFile(filepath.Join(dir, seriesFile))
+	data, err := os.ReadFile(cl.SeriesFile())
 	require.NoError(t, err)
-	line := strings.Count(string(data), "\n")
+	n := strings.Count(string(data), "\n")
 
 	out, err := run(dir, "scripts/apply.sh")
 	require.Error(t, err, "apply must fail:\n%s", out)
-	assert.Contains(t, out, "patches/series:"+strconv.Itoa(line)+": patch patches/no-such-change.patch does not exist")
+	dirRel := "patches/" + ln.Name
+	assert.Contains(t, out, dirRel+"/series:"+strconv.Itoa(n)+": patch "+dirRel+"/no-such-change.patch does not exist")
 }
 
 // TestApplyRefusesDirtyTree: an uncommitted edit in the patched tree makes
@@ -127,7 +131,7 @@ func flipChar(sum string) string {
 func repoCopy(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range []string{"go.mod", "go.sum", pinFile, "cmd", "internal", "scripts", "patches"} {
+	for _, p := range []string{"go.mod", "go.sum", "cmd", "internal", "scripts", "patches"} {
 		cmd := exec.Command("cp", "-r", rootPath(p), filepath.Join(dir, p))
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
@@ -155,7 +159,7 @@ func carryOut(t *testing.T, dir string, args ...string) string {
 
 // TestReproducibleBuild rebuilds kube-scheduler from a worktree of the
 // patched tree at another path, with the build script's flags: the binary
-// is byte-identical to the one in _output/bin (no path, time or host in it).
+// is byte-identical to the one in _output/<line>/bin (no path, time or host in it).
 func TestReproducibleBuild(t *testing.T) {
 	l := load(t)
 	head, err := l.tree.Line("rev-parse", "HEAD")
@@ -164,13 +168,13 @@ func TestReproducibleBuild(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "kube-scheduler")
 	buildCommand(t, wt.Dir, "./cmd/kube-scheduler", out)
 
-	sums, err := os.ReadFile(rootPath(filepath.Join(binDir, "SHA256SUMS")))
+	sums, err := os.ReadFile(filepath.Join(ln.BinDir(), "SHA256SUMS"))
 	require.NoError(t, err)
 	got := exec.Command("sha256sum", out)
 	gotOut, err := got.Output()
 	require.NoError(t, err)
 	gotSum := strings.Fields(string(gotOut))[0]
-	assert.Contains(t, string(sums), gotSum+"  kube-scheduler", "a rebuild elsewhere differs from _output/bin/kube-scheduler")
+	assert.Contains(t, string(sums), gotSum+"  kube-scheduler", "a rebuild elsewhere differs from %s", filepath.Join(ln.BinDir(), "kube-scheduler"))
 }
 
 // buildCommand builds the command pkg of the tree in dir into out with the
@@ -188,8 +192,8 @@ func buildCommand(t *testing.T, dir, pkg, out string) {
 // TestEtcdBinary: `make` built the etcd that upstream's hack/lib/etcd.sh
 // names for the pin, for the integration tests.
 func TestEtcdBinary(t *testing.T) {
-	want := strings.TrimPrefix(strings.TrimSpace(carryOut(t, root, "etcd-version")), "v")
-	out, err := exec.Command(rootPath(filepath.Join(binDir, "etcd")), "--version").CombinedOutput()
+	want, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(carryOut(t, root, "etcd-version")), "v"), " ")
+	out, err := exec.Command(filepath.Join(ln.BinDir(), "etcd"), "--version").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "etcd Version: "+want+"\n")
 }

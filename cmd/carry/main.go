@@ -1,88 +1,143 @@
 // Command carry is kube-carry's small Go tool: everything the scripts need
-// that parses (UPSTREAM, the series, patches) or keeps state (the patched
-// tree) lives here, one subcommand per step. The scripts in scripts/ wire
-// the steps; run `carry help` for the list.
+// that parses (pins, series, patches) or keeps state (the patched trees,
+// sessions) lives here, one subcommand per step. The scripts in scripts/
+// wire the steps; run `carry help` for the list.
+//
+// Every command works on one release line: --line vA.B, or the LINE
+// environment variable, or the newest line (internal/line owns its paths).
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"golang.org/x/mod/modfile"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/rebase"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
+	"github.com/kube-carry/kube-carry/internal/txn"
 )
 
-// Paths of the repository layout, relative to its root.
-const (
-	PinFile      = "UPSTREAM"
-	SeriesFile   = "patches/series"
-	RevisionFile = "patches/REVISION"
-	TreeDir      = "_output/src/kubernetes"
-	MatrixDir    = "_output/matrix"
-	RebaseDir    = "_output/rebase"
-	DroppedFile  = "patches/DROPPED"
-	Changelog    = "CHANGELOG.md"
-	MatrixFile   = "_output/matrix.md"
-)
+// root is the repository root: the scripts run carry there.
+const root = "."
 
 type command struct {
 	usage string
 	run   func(args []string) error
+	// noLine: the command does not work on one line.
+	noLine bool
 }
 
-var commands = map[string]command{
-	"pin":             {"pin VERSION: compute the pin of an upstream release and write UPSTREAM", cmdPin},
-	"assemble":        {"assemble DIR: assemble the pinned upstream tree into the new directory DIR", cmdAssemble},
-	"init-tree":       {"init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", cmdInitTree},
-	"upstream":        {"upstream: print the pinned upstream release", cmdUpstream},
-	"tree-status":     {"tree-status: print `absent` or `current` for the patched tree; fail when it is at another release than the pin", cmdTreeStatus},
-	"apply":           {"apply: apply patches/series to the patched tree (idempotent; never overwrites local work)", cmdApply},
-	"export":          {"export: regenerate patches/ and patches/series from the patched tree's commits", cmdExport},
-	"check-tree":      {"check-tree: fail when the patched tree holds work that is in no patch file", cmdCheckTree},
-	"removable":       {"removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", cmdRemovable},
-	"version":         {"version: print the fork version, vX.Y.Z-carry.N", cmdVersion},
-	"ldflags":         {"ldflags: print the -ldflags that stamp the fork version into a binary", cmdLdflags},
-	"rebase":          {"rebase VERSION: replay the series on a fresh tree of VERSION; stops on a conflict, finishes by moving the pin", cmdRebase},
-	"rebase-continue": {"rebase-continue: go on after resolving a conflict (git am --continue or --skip in the rebased tree)", cmdRebaseContinue},
-	"rebase-abort":    {"rebase-abort: throw the rebase away; pin, series and patched tree stay as they were", cmdRebaseAbort},
-	"etcd-version":    {"etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the pin; fail when tools/etcd builds another", cmdEtcdVersion},
-	"matrix":          {"matrix VERSION...: replay the series (apply only) on each upstream release; print a patch × version table and write " + MatrixFile, cmdMatrix},
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"paths":           {usage: "paths: print the line's paths as shell assignments (for scripts/lib.sh)", run: cmdPaths},
+		"lines":           {usage: "lines: print every line: pinned release, newest release the proxy serves, revision, patches, end of life", run: cmdLines, noLine: true},
+		"pin":             {usage: "pin VERSION: compute the pin of an upstream release and write it as its line's UPSTREAM (a new minor starts an empty line)", run: cmdPin, noLine: true},
+		"assemble":        {usage: "assemble DIR: assemble the line's pinned upstream tree into the new directory DIR", run: cmdAssemble},
+		"init-tree":       {usage: "init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", run: cmdInitTree},
+		"upstream":        {usage: "upstream: print the line's pinned upstream release", run: cmdUpstream},
+		"tree-status":     {usage: "tree-status: print `absent` or `current` for the line's patched tree; fail when it is at another release than the pin", run: cmdTreeStatus},
+		"apply":           {usage: "apply: apply the line's series to its patched tree (idempotent; never overwrites local work)", run: cmdApply},
+		"export":          {usage: "export: regenerate the line's patches and series from its patched tree's commits", run: cmdExport},
+		"check-tree":      {usage: "check-tree: fail when the patched tree holds work that is in no patch file", run: cmdCheckTree},
+		"removable":       {usage: "removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", run: cmdRemovable},
+		"version":         {usage: "version: print the line's fork version, vX.Y.Z-carry.N", run: cmdVersion},
+		"ldflags":         {usage: "ldflags: print the -ldflags that stamp the fork version into a binary", run: cmdLdflags},
+		"matrix":          {usage: "matrix VERSION...: replay the line's series (apply only) on each upstream release; print a patch × version table and write " + line.MatrixFile, run: cmdMatrix},
+		"rebase":          {usage: "rebase VERSION: replay the line's series on a fresh tree of VERSION (another minor starts that line); stops on a conflict", run: cmdRebase},
+		"rebase-continue": {usage: "rebase-continue: go on after resolving a conflict (git am --continue or --skip in the session's tree)", run: cmdContinue},
+		"rebase-abort":    {usage: "rebase-abort: throw the rebase or bump away; the line and its tree stay as they were", run: cmdAbortRebase},
+		"bump":            {usage: "bump: move the line to the newest patch release of its minor that the proxy serves (a rebase within the minor)", run: cmdBump},
+		"port":            {usage: "port -from vA.B PATCH...: carry patches of line vA.B into this line (3-way merge); stops on a conflict", run: cmdPort},
+		"port-continue":   {usage: "port-continue: go on after resolving a conflict", run: cmdPortContinue},
+		"port-abort":      {usage: "port-abort: throw the port away; the line and its tree stay as they were", run: cmdPortAbort},
+		"resume":          {usage: "resume: finish a command that was killed while putting its result in place (also done by every command)", run: cmdResume},
+		"etcd-version":    {usage: "etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the line; fail when tools/etcd builds another", run: cmdEtcdVersion},
+	}
+	commands["bump-continue"] = command{usage: "bump-continue: same as rebase-continue", run: cmdContinue}
+	commands["bump-abort"] = command{usage: "bump-abort: same as rebase-abort", run: cmdAbortRebase}
 }
+
+// ln is the line the command works on.
+var ln line.Line
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help" {
+	args := os.Args[1:]
+	lineName := os.Getenv("LINE")
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "--line" || args[0] == "-line":
+			if len(args) < 2 {
+				fail("carry: --line needs a value (vA.B)", 2)
+			}
+			lineName, args = args[1], args[2:]
+		case strings.HasPrefix(args[0], "--line="):
+			lineName, args = strings.TrimPrefix(args[0], "--line="), args[1:]
+		case args[0] == "-h" || args[0] == "--help":
+			usage()
+			return
+		default:
+			fail(fmt.Sprintf("carry: unknown flag %s", args[0]), 2)
+		}
+	}
+	if len(args) == 0 || args[0] == "help" {
 		usage()
 		return
 	}
-	c, ok := commands[os.Args[1]]
+	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "carry: unknown command %q\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "carry: unknown command %q\n", args[0])
 		usage()
 		os.Exit(2)
 	}
-	if err := c.run(os.Args[2:]); err != nil {
-		fmt.Fprintf(os.Stderr, "carry %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+	if err := resumeAll(); err != nil {
+		fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
+	}
+	if !c.noLine {
+		l, err := line.Get(root, lineName)
+		if err != nil {
+			fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
+		}
+		ln = l
+	} else if lineName != "" && args[0] != "pin" {
+		if _, err := line.Get(root, lineName); err != nil {
+			fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
+		}
+	}
+	if err := c.run(args[1:]); err != nil {
+		fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
 	}
 }
 
+func fail(msg string, code int) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(code)
+}
+
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: carry COMMAND [ARGS]\n\ncommands:")
-	for _, name := range []string{"pin", "assemble", "init-tree", "upstream", "tree-status", "apply", "export", "check-tree", "removable", "version", "ldflags", "matrix", "rebase", "rebase-continue", "rebase-abort", "etcd-version"} {
-		fmt.Fprintf(os.Stderr, "  %s\n", commands[name].usage)
+	fmt.Fprintln(os.Stderr, "usage: carry [--line vA.B] COMMAND [ARGS]\n\nThe line defaults to $LINE, then to the newest line.\n\ncommands:")
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %s\n", commands[n].usage)
 	}
 }
 
@@ -90,35 +145,214 @@ func progress(format string, args ...any) {
 	fmt.Printf(format+"\n", args...)
 }
 
-func cmdPin(args []string) error {
-	fs := flag.NewFlagSet("pin", flag.ContinueOnError)
-	out := fs.String("o", PinFile, "file to write")
+// journal is where the commands of line l journal the commit of their
+// result (internal/txn): in the repository, so `make clean` cannot lose it.
+func journal(l line.Line) string {
+	return filepath.Join(l.Root, line.PatchesDir, "."+l.Name+".journal")
+}
+
+// resumeAll finishes every command that was killed while putting its
+// result in place (a journal under patches/), before anything else runs.
+func resumeAll() error {
+	journals, err := filepath.Glob(filepath.Join(root, line.PatchesDir, ".*.journal"))
+	if err != nil {
+		return err
+	}
+	for _, j := range journals {
+		progress("carry: finishing a command that was interrupted while putting its result in place (%s)", j)
+		if err := txn.Resume(j); err != nil {
+			return fmt.Errorf("finishing the interrupted command of %s: %w", j, err)
+		}
+	}
+	return nil
+}
+
+func cmdResume(args []string) error {
+	progress("%s: nothing to finish", ln.Name)
+	return nil
+}
+
+func cmdPaths(args []string) error {
+	for _, kv := range [][2]string{
+		{"LINE", ln.Name},
+		{"LINE_DIR", ln.Dir()},
+		{"OUT", ln.OutDir()},
+		{"TREE", ln.TreeDir()},
+		{"BIN", ln.BinDir()},
+		{"TEST_BIN", ln.TestBinDir()},
+	} {
+		abs, err := filepath.Abs(kv[1])
+		if kv[0] == "LINE" {
+			abs = kv[1]
+		} else if err != nil {
+			return err
+		}
+		fmt.Printf("%s=%q\n", kv[0], abs)
+	}
+	return nil
+}
+
+// LineInfo is one row of `carry lines`, also written as JSON.
+type LineInfo struct {
+	Line     string `json:"line"`
+	Pinned   string `json:"pinned"`
+	Newest   string `json:"newest_served"`
+	Behind   bool   `json:"behind"`
+	Revision int    `json:"revision"`
+	Version  string `json:"version"`
+	Patches  int    `json:"patches"`
+	EOL      string `json:"end_of_life,omitempty"`
+	// Unusable are newer releases the proxy lists but cannot serve whole.
+	Unusable []string `json:"unusable,omitempty"`
+}
+
+// LinesFile is where `carry lines` writes its table as JSON.
+const LinesFile = "_output/lines.json"
+
+func cmdLines(args []string) error {
+	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
+	offline := fs.Bool("offline", false, "do not ask the module proxy for newer releases")
+	supported := fs.Bool("supported", false, "print only the names of the supported lines, oldest first, on one line")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: carry pin VERSION (e.g. v1.34.4)")
-	}
-	p, err := modfetch.Compute(fs.Arg(0), modfetch.GoCommand{}, progress)
+	lines, err := line.List(root)
 	if err != nil {
 		return err
 	}
-	tmp := *out + ".tmp"
-	f, err := os.Create(tmp)
+	if *supported {
+		sl, err := line.Supported(lines)
+		if err != nil {
+			return err
+		}
+		fmt.Println(strings.Join(line.Names(sl), " "))
+		return nil
+	}
+	var infos []LineInfo
+	for _, l := range lines {
+		v, p, err := l.Version()
+		if err != nil {
+			return err
+		}
+		n, _ := l.Revision()
+		s, err := series.Read(l.SeriesFile())
+		if err != nil {
+			return err
+		}
+		eol, err := l.EOL()
+		if err != nil {
+			return err
+		}
+		info := LineInfo{Line: l.Name, Pinned: p.Version, Newest: "?", Revision: n, Version: v, Patches: len(s.Entries), EOL: eol}
+		if !*offline {
+			newest, unusable, err := newestServed(l.Name, p.Version)
+			if err != nil {
+				return fmt.Errorf("line %s: %w", l.Name, err)
+			}
+			info.Newest, info.Unusable = newest, unusable
+			info.Behind = newest != p.Version
+		}
+		infos = append(infos, info)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINE\tPINNED\tNEWEST SERVED\tREVISION\tPATCHES\tEND OF LIFE")
+	for _, i := range infos {
+		newest := i.Newest
+		if i.Behind {
+			newest += " (behind: make bump LINE=" + i.Line + ")"
+		}
+		eol := "-"
+		if i.EOL != "" {
+			eol = i.EOL
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d (%s)\t%d\t%s\n", i.Line, i.Pinned, newest, i.Revision, i.Version, i.Patches, eol)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, i := range infos {
+		for _, u := range i.Unusable {
+			fmt.Printf("  %s: %s\n", i.Line, u)
+		}
+	}
+	data, err := json.MarshalIndent(infos, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := p.Write(f); err != nil {
-		f.Close()
+	if err := os.MkdirAll(filepath.Dir(LinesFile), 0o755); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	return txn.WriteFile(LinesFile, append(data, '\n'))
+}
+
+// newestServed is the newest release of minor that the proxy serves and
+// the checksum database knows (k8s.io/kubernetes itself; bump checks the
+// staging modules), and why newer listed releases are not usable.
+func newestServed(minor, pinned string) (string, []string, error) {
+	g := modfetch.GoCommand{}
+	rels, err := modfetch.Releases(minor, pinned, g)
+	if err != nil {
+		return "", nil, err
+	}
+	var unusable []string
+	for i := len(rels) - 1; i >= 0 && rels[i] != pinned; i-- {
+		if _, err := g.Download(pin.MainModule, rels[i]); err != nil {
+			unusable = append(unusable, fmt.Sprintf("%s is listed but not usable: %v", rels[i], err))
+			continue
+		}
+		return rels[i], unusable, nil
+	}
+	return pinned, unusable, nil
+}
+
+func cmdPin(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: carry pin VERSION (e.g. v1.37.2)")
+	}
+	version := args[0]
+	if _, err := pin.StagingVersion(version); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, *out); err != nil {
+	l := line.Line{Root: root, Name: line.Minor(version)}
+	if want := os.Getenv("LINE"); want != "" && want != l.Name {
+		return fmt.Errorf("VERSION=%s is a release of line %s, not LINE=%s", version, l.Name, want)
+	}
+	p, err := modfetch.Compute(version, modfetch.GoCommand{}, progress)
+	if err != nil {
 		return err
 	}
-	progress("pin: wrote %s for %s (%d modules)", *out, p.Version, len(p.Modules))
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		return err
+	}
+	if _, err := os.Stat(l.Dir()); err == nil {
+		if err := txn.WriteFile(l.PinFile(), []byte(b.String())); err != nil {
+			return err
+		}
+		progress("pin: wrote %s for %s (%d modules)", l.PinFile(), p.Version, len(p.Modules))
+		return nil
+	}
+	// A new line: its folder appears whole (one rename).
+	stage := filepath.Join(l.Root, line.PatchesDir, "."+l.Name+".new")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(stage, line.PinName), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := tree.WriteSeries(filepath.Join(stage, line.SeriesName), nil); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(stage, line.RevisionName), []byte("1\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(stage, l.Dir()); err != nil {
+		return err
+	}
+	progress("pin: started line %s in %s on %s (%d modules), with an empty series: carry patches in with `make port P=... FROM=vA.B TO=%s`", l.Name, l.Dir(), p.Version, len(p.Modules), l.Name)
 	return nil
 }
 
@@ -126,28 +360,28 @@ func cmdAssemble(args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: carry assemble DIR")
 	}
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return err
 	}
-	return modfetch.Assemble(p, PinFile, args[0], modfetch.GoCommand{}, progress)
+	return modfetch.Assemble(p, ln.PinFile(), args[0], modfetch.GoCommand{}, progress)
 }
 
 func cmdInitTree(args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: carry init-tree DIR")
 	}
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return err
 	}
-	progress("fetch: committing %s as %q", args[0], tree.UpstreamSubject(p.Version))
+	progress("fetch: %s: committing %s as %q", ln.Name, args[0], tree.UpstreamSubject(p.Version))
 	_, err = tree.Init(args[0], p.Version, p.Date)
 	return err
 }
 
 func cmdUpstream(args []string) error {
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return err
 	}
@@ -156,43 +390,56 @@ func cmdUpstream(args []string) error {
 }
 
 func cmdTreeStatus(args []string) error {
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(TreeDir); os.IsNotExist(err) {
+	dir := ln.TreeDir()
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		fmt.Println("absent")
 		return nil
 	}
-	t, err := tree.Open(TreeDir)
+	t, err := tree.Open(dir)
 	if err != nil {
-		return fmt.Errorf("%s exists but is not a patched tree (%v); move it aside", TreeDir, err)
+		return fmt.Errorf("%s exists but is not a patched tree (%v); move it aside", dir, err)
 	}
 	_, v, err := t.Base()
 	if err != nil {
 		return err
 	}
 	if v != p.Version {
-		return fmt.Errorf("%s is upstream %s but %s pins %s; export any work (make export), then `make clean-tree` and `make`", TreeDir, v, PinFile, p.Version)
+		return fmt.Errorf("%s is upstream %s but %s pins %s; export any work (make export LINE=%s), then `make clean-tree LINE=%s` and `make LINE=%s`", dir, v, ln.PinFile(), p.Version, ln.Name, ln.Name, ln.Name)
 	}
 	fmt.Println("current")
 	return nil
 }
 
 func openAll() (*pin.Pin, *series.Series, *tree.Tree, error) {
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s, err := series.Read(SeriesFile)
+	s, err := series.Read(ln.SeriesFile())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	t, err := tree.Open(TreeDir)
+	t, err := tree.Open(ln.TreeDir())
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return p, s, t, nil
+}
+
+// readPatches validates every patch of s before anything is touched.
+func readPatches(s *series.Series) ([]string, error) {
+	var paths []string
+	for _, e := range s.Entries {
+		if _, err := series.ReadPatch(s.Path(e)); err != nil {
+			return nil, err
+		}
+		paths = append(paths, s.Path(e))
+	}
+	return paths, nil
 }
 
 func cmdApply(args []string) error {
@@ -200,11 +447,8 @@ func cmdApply(args []string) error {
 	if err != nil {
 		return err
 	}
-	// Every patch must be well formed before the tree is touched.
-	for _, e := range s.Entries {
-		if _, err := series.ReadPatch(s.Path(e)); err != nil {
-			return err
-		}
+	if _, err := readPatches(s); err != nil {
+		return err
 	}
 	if err := t.Apply(s, p.Version, progress); err != nil {
 		return err
@@ -213,21 +457,63 @@ func cmdApply(args []string) error {
 	if err != nil {
 		return err
 	}
-	progress("apply: %s is upstream %s + %d patches (HEAD %s)", TreeDir, p.Version, len(s.Entries), head)
+	progress("apply: %s: %s is upstream %s + %d patches (HEAD %s)", ln.Name, ln.TreeDir(), p.Version, len(s.Entries), head)
 	return nil
 }
 
+// cmdExport writes the export into a staged copy of the line's folder and
+// puts it in place with one journaled rename: a kill leaves the old
+// patches or the new ones.
 func cmdExport(args []string) error {
-	_, s, t, err := openAll()
+	_, _, t, err := openAll()
 	if err != nil {
+		return err
+	}
+	stage := filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := txn.CopyDir(ln.Dir(), stage); err != nil {
+		return err
+	}
+	s, err := series.Read(filepath.Join(stage, line.SeriesName))
+	if err != nil {
+		os.RemoveAll(stage)
 		return err
 	}
 	res, err := t.Export(s, progress)
 	if err != nil {
+		os.RemoveAll(stage)
 		return err
 	}
-	progress("export: %d written, %d unchanged, %d removed", len(res.Written), len(res.Unchanged), len(res.Removed))
+	if len(res.Written) == 0 && len(res.Removed) == 0 {
+		same, err := sameFile(filepath.Join(stage, line.SeriesName), ln.SeriesFile())
+		if err != nil {
+			return err
+		}
+		if same {
+			progress("export: %s: %d unchanged", ln.Name, len(res.Unchanged))
+			return os.RemoveAll(stage)
+		}
+	}
+	err = txn.Commit(journal(ln), []txn.Move{{New: stage, Dst: ln.Dir(), Old: filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export-old")}})
+	if err != nil {
+		return err
+	}
+	progress("export: %s: %d written, %d unchanged, %d removed", ln.Name, len(res.Written), len(res.Unchanged), len(res.Removed))
 	return nil
+}
+
+func sameFile(a, b string) (bool, error) {
+	da, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return string(da) == string(db), nil
 }
 
 func cmdCheckTree(args []string) error {
@@ -244,52 +530,27 @@ func cmdCheckTree(args []string) error {
 		return err
 	}
 	if keep != len(s.Entries) || keep != len(commits) {
-		return fmt.Errorf("%s: the tree has %d commits of which %d match the %d patches of %s; run `make apply`", TreeDir, len(commits), keep, len(s.Entries), SeriesFile)
+		return fmt.Errorf("%s: the tree has %d commits of which %d match the %d patches of %s; run `make apply LINE=%s`", ln.TreeDir(), len(commits), keep, len(s.Entries), ln.SeriesFile(), ln.Name)
 	}
 	return nil
 }
 
 func cmdRemovable(args []string) error {
-	if _, err := os.Stat(TreeDir); os.IsNotExist(err) {
+	if _, err := os.Stat(ln.TreeDir()); os.IsNotExist(err) {
 		return nil
 	}
-	t, err := tree.Open(TreeDir)
+	t, err := tree.Open(ln.TreeDir())
 	if err != nil {
 		return err
 	}
-	if err := t.LocalWork("patches"); err != nil {
-		return fmt.Errorf("%v\nnothing was removed; to discard the work anyway: rm -rf %s", err, TreeDir)
+	if err := t.LocalWork(ln.Dir()); err != nil {
+		return fmt.Errorf("%v\nnothing was removed; to discard the work anyway: rm -rf %s", err, ln.TreeDir())
 	}
 	return nil
 }
 
-// Revision reads the series revision N of vX.Y.Z-carry.N.
-func Revision() (int, error) {
-	data, err := os.ReadFile(RevisionFile)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s:1: want a series revision (a whole number ≥ 1), got %q", RevisionFile, strings.TrimSpace(string(data)))
-	}
-	return n, nil
-}
-
-func forkVersion() (string, *pin.Pin, error) {
-	p, err := pin.ReadFile(PinFile)
-	if err != nil {
-		return "", nil, err
-	}
-	n, err := Revision()
-	if err != nil {
-		return "", nil, err
-	}
-	return fmt.Sprintf("%s-carry.%d", p.Version, n), p, nil
-}
-
 func cmdVersion(args []string) error {
-	v, _, err := forkVersion()
+	v, _, err := ln.Version()
 	if err != nil {
 		return err
 	}
@@ -298,11 +559,11 @@ func cmdVersion(args []string) error {
 }
 
 func cmdLdflags(args []string) error {
-	v, p, err := forkVersion()
+	v, p, err := ln.Version()
 	if err != nil {
 		return err
 	}
-	t, err := tree.Open(TreeDir)
+	t, err := tree.Open(ln.TreeDir())
 	if err != nil {
 		return err
 	}
@@ -336,34 +597,34 @@ func cmdLdflags(args []string) error {
 	return nil
 }
 
-// cmdMatrix replays the series on each release in its own tree under
+// cmdMatrix replays the line's series on each release in its own tree under
 // MatrixDir (assembled once, reused after). The pinned release goes first,
 // with the series applied: the other trees borrow its objects, so a 3-way
 // merge finds the blobs the patches were made against. A release that
 // cannot be assembled fails its column; the others still run.
 func cmdMatrix(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: carry matrix VERSION... (e.g. v1.34.4 v1.35.4)")
+		return errors.New("usage: carry matrix VERSION... (e.g. v1.37.2 v1.38.0)")
 	}
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return err
 	}
-	s, err := series.Read(SeriesFile)
+	s, err := series.Read(ln.SeriesFile())
 	if err != nil {
 		return err
 	}
-	n, err := Revision()
+	n, err := ln.Revision()
 	if err != nil {
 		return err
 	}
-	var names, paths []string
+	paths, err := readPatches(s)
+	if err != nil {
+		return err
+	}
+	var names []string
 	for _, e := range s.Entries {
-		if _, err := series.ReadPatch(s.Path(e)); err != nil {
-			return err
-		}
 		names = append(names, e.Name)
-		paths = append(paths, s.Path(e))
 	}
 	seen := map[string]bool{}
 	for _, v := range args {
@@ -385,14 +646,14 @@ func cmdMatrix(args []string) error {
 	cols := map[string]rebase.Column{}
 	var base *tree.Tree
 	for _, v := range order {
-		progress("matrix: %s", v)
+		progress("matrix: line %s on %s", ln.Name, v)
 		col := rebase.Column{Version: v}
 		col.Results, col.Err = matrixColumn(v, p.Version, base, paths)
 		if col.Err != nil {
 			progress("matrix: %s: %v", v, col.Err)
 		}
 		if v == p.Version && col.Err == nil {
-			base, _ = tree.Open(filepath.Join(MatrixDir, v, "kubernetes"))
+			base, _ = tree.Open(filepath.Join(line.MatrixDir, v, "kubernetes"))
 		}
 		cols[v] = col
 	}
@@ -408,22 +669,21 @@ func cmdMatrix(args []string) error {
 	if err := rebase.WriteTable(os.Stdout, names, shown); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(MatrixFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(line.MatrixFile), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(MatrixFile)
-	if err != nil {
+	var md strings.Builder
+	what := fmt.Sprintf("the series of line %s, `%s` (revision %d, pinned on upstream %s)", ln.Name, ln.SeriesFile(), n, p.Version)
+	if err := rebase.WriteMarkdown(&md, what, names, shown); err != nil {
 		return err
 	}
-	what := fmt.Sprintf("`%s` (series revision %d, pinned on upstream %s)", SeriesFile, n, p.Version)
-	if err := rebase.WriteMarkdown(f, what, names, shown); err != nil {
-		f.Close()
+	if err := txn.WriteFile(line.MatrixFile, []byte(md.String())); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := writeMatrixJSON(names, shown); err != nil {
 		return err
 	}
-	progress("matrix: wrote %s", MatrixFile)
+	progress("matrix: wrote %s and %s", line.MatrixFile, MatrixJSON)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d releases could not be checked (see the notes above)", failed, len(args))
 	}
@@ -433,8 +693,51 @@ func cmdMatrix(args []string) error {
 	return nil
 }
 
+// MatrixJSON is the matrix as JSON: line, releases, and per patch and
+// release the outcome, for tests to read.
+const MatrixJSON = "_output/matrix.json"
+
+func writeMatrixJSON(names []string, cols []rebase.Column) error {
+	type cell struct {
+		Outcome string `json:"outcome"`
+		Detail  string `json:"detail,omitempty"`
+	}
+	out := struct {
+		Line     string                     `json:"line"`
+		Releases []string                   `json:"releases"`
+		Patches  []string                   `json:"patches"`
+		Errors   map[string]string          `json:"errors,omitempty"`
+		Cells    map[string]map[string]cell `json:"cells"`
+	}{Line: ln.Name, Patches: names, Cells: map[string]map[string]cell{}}
+	for _, c := range cols {
+		out.Releases = append(out.Releases, c.Version)
+		if c.Err != nil {
+			if out.Errors == nil {
+				out.Errors = map[string]string{}
+			}
+			out.Errors[c.Version] = c.Err.Error()
+			continue
+		}
+		for _, r := range c.Results {
+			if out.Cells[r.Patch] == nil {
+				out.Cells[r.Patch] = map[string]cell{}
+			}
+			o := string(r.Outcome)
+			if len(r.After) > 0 {
+				o += "*"
+			}
+			out.Cells[r.Patch][c.Version] = cell{Outcome: o, Detail: r.Detail}
+		}
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return txn.WriteFile(MatrixJSON, append(data, '\n'))
+}
+
 func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]rebase.Result, error) {
-	t, err := rebase.VersionTree(filepath.Join(MatrixDir, version, "kubernetes"), version, modfetch.GoCommand{}, progress)
+	t, err := rebase.VersionTree(filepath.Join(line.MatrixDir, version, "kubernetes"), version, modfetch.GoCommand{}, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -446,84 +749,153 @@ func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]
 	return rebase.Classify(t, patches, progress)
 }
 
-func layout() rebase.Layout {
-	return rebase.Layout{
-		Root: ".", PinFile: PinFile, SeriesFile: SeriesFile, DroppedFile: DroppedFile,
-		RevisionFile: RevisionFile, ChangelogFile: Changelog, TreeDir: TreeDir,
+func layout(l line.Line) rebase.Layout {
+	return rebase.Layout{LineDir: l.Dir(), ChangelogFile: line.Changelog, TreeDir: l.TreeDir(), Journal: journal(l)}
+}
+
+// inProgress fails when a rebase, bump or port of line l is under way.
+func inProgress(l line.Line) error {
+	for _, dir := range []string{l.RebaseDir(), l.PortDir()} {
+		if s, err := rebase.Load(dir); err == nil {
+			return fmt.Errorf("a %s of line %s is already in progress in %s: `make %s-continue LINE=%s` or `make %s-abort LINE=%s`", s.Verb(), l.Name, dir, s.Verb(), l.Name, s.Verb(), l.Name)
+		}
 	}
+	return nil
+}
+
+// cleanSeriesTree is the line's patched tree, checked to hold nothing but
+// the series (it lends its objects to the session, and the session's tree
+// replaces it), with the series applied.
+func cleanSeriesTree(l line.Line, p *pin.Pin, s *series.Series) (*tree.Tree, error) {
+	t, err := tree.Open(l.TreeDir())
+	if err != nil {
+		return nil, fmt.Errorf("%v (run `make apply LINE=%s` first)", err, l.Name)
+	}
+	if err := t.LocalWork(l.Dir()); err != nil {
+		return nil, fmt.Errorf("%v\nexport or discard that work first (make export LINE=%s)", err, l.Name)
+	}
+	if err := t.Apply(s, p.Version, progress); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func cmdRebase(args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: carry rebase vA.B.C")
 	}
-	to := args[0]
-	if _, err := rebase.Load(RebaseDir); err == nil {
-		return fmt.Errorf("a rebase is already in progress in %s: `make rebase-continue` or `make rebase-abort`", RebaseDir)
+	return startRebase(rebase.KindRebase, args[0], nil)
+}
+
+func cmdBump(args []string) error {
+	if len(args) != 0 {
+		return errors.New("usage: carry bump")
 	}
+	p, err := ln.Pin()
+	if err != nil {
+		return err
+	}
+	progress("bump: line %s is on %s; asking the module proxy for newer %s releases", ln.Name, p.Version, ln.Name)
+	to, np, skipped, err := modfetch.Newest(ln.Name, p.Version, modfetch.GoCommand{}, modfetch.GoCommand{}, progress)
+	if err != nil {
+		return err
+	}
+	for _, s := range skipped {
+		progress("bump: skipped %s", s)
+	}
+	if np == nil {
+		progress("bump: line %s is on %s, the newest %s release the proxy serves whole; nothing to do", ln.Name, p.Version, ln.Name)
+		return nil
+	}
+	return startRebase(rebase.KindBump, to, np)
+}
+
+// startRebase replays line ln's series on release to: a rebase or bump
+// within the line, or a rebase that starts the line of to's minor.
+func startRebase(kind, to string, np *pin.Pin) error {
 	p, s, cur, err := openAll()
 	if err != nil {
 		return err
 	}
 	if to == p.Version {
-		return fmt.Errorf("the series is already on %s", to)
+		return fmt.Errorf("line %s is already on %s", ln.Name, to)
 	}
-	var paths []string
-	for _, e := range s.Entries {
-		if _, err := series.ReadPatch(s.Path(e)); err != nil {
+	if _, err := pin.StagingVersion(to); err != nil {
+		return err
+	}
+	target := line.Line{Root: root, Name: line.Minor(to)}
+	if target.Name != ln.Name {
+		if kind == rebase.KindBump {
+			return fmt.Errorf("bump stays within line %s; %s is another minor", ln.Name, to)
+		}
+		if _, err := os.Stat(target.Dir()); err == nil {
+			return fmt.Errorf("line %s exists already (%s); carry patches into it with `make port`, or move it with `make rebase LINE=%s TO=%s`", target.Name, target.Dir(), target.Name, to)
+		}
+	}
+	if err := inProgress(ln); err != nil {
+		return err
+	}
+	paths, err := readPatches(s)
+	if err != nil {
+		return err
+	}
+	if cur, err = cleanSeriesTree(ln, p, s); err != nil {
+		return err
+	}
+	// The session lives with the line it starts from, so `make
+	// rebase-continue LINE=<that line>` finds it also when it starts a new
+	// line.
+	dir := ln.RebaseDir()
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if np == nil {
+		progress("%s: line %s %s → %s: pinning %s", kind, ln.Name, p.Version, to, to)
+		if np, err = modfetch.Compute(to, modfetch.GoCommand{}, progress); err != nil {
 			return err
 		}
-		paths = append(paths, s.Path(e))
 	}
-	// The patched tree lends its objects to the rebase (3-way bases), and
-	// a finished rebase replaces it: it must hold nothing but the series.
-	if err := cur.LocalWork("patches"); err != nil {
-		return fmt.Errorf("%v\nexport or discard that work before rebasing", err)
-	}
-	if err := cur.Apply(s, p.Version, progress); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(RebaseDir); err != nil {
+	var b strings.Builder
+	if err := np.Write(&b); err != nil {
 		return err
 	}
-	progress("rebase: %s → %s: pinning %s", p.Version, to, to)
-	np, err := modfetch.Compute(to, modfetch.GoCommand{}, progress)
+	if err := txn.WriteFile(rebase.PinFile(dir), []byte(b.String())); err != nil {
+		return err
+	}
+	t, err := rebase.AssembleTree(rebase.TreeDir(dir), np, modfetch.GoCommand{}, progress)
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(RebaseDir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(rebase.PinFile(RebaseDir))
-	if err != nil {
-		return err
-	}
-	if err := np.Write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	t, err := rebase.AssembleTree(rebase.TreeDir(RebaseDir), np, modfetch.GoCommand{}, progress)
-	if err != nil {
-		os.RemoveAll(RebaseDir)
+		os.RemoveAll(dir)
 		return err
 	}
 	if err := rebase.ShareObjects(t, cur); err != nil {
 		return err
 	}
-	sess, err := rebase.Start(RebaseDir, p.Version, to, paths, progress)
+	sess, err := rebase.StartSession(&rebase.Session{Dir: dir, Kind: kind, FromLine: ln.Name, Line: target.Name, From: p.Version, To: to}, paths, progress)
 	if err != nil {
 		return err
 	}
 	return afterReplay(sess)
 }
 
-func cmdRebaseContinue(args []string) error {
-	sess, err := rebase.Load(RebaseDir)
+// sessionOf finds the rebase/bump (or port) session of line ln.
+func sessionOf(dir, verb string) (*rebase.Session, error) {
+	sess, err := rebase.Load(dir)
 	if err != nil {
-		return fmt.Errorf("no rebase in progress (%v)", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no %s of line %s in progress (%s)", verb, ln.Name, dir)
+		}
+		return nil, err
+	}
+	return sess, nil
+}
+
+func cmdContinue(args []string) error {
+	sess, err := sessionOf(ln.RebaseDir(), "rebase or bump")
+	if err != nil {
+		return err
 	}
 	if err := sess.Continue(progress); err != nil {
 		return err
@@ -531,27 +903,210 @@ func cmdRebaseContinue(args []string) error {
 	return afterReplay(sess)
 }
 
-func cmdRebaseAbort(args []string) error {
-	if err := rebase.Abort(RebaseDir); err != nil {
+func cmdAbortRebase(args []string) error {
+	if err := rebase.Abort(ln.RebaseDir()); err != nil {
+		return fmt.Errorf("no rebase or bump of line %s in progress: %v", ln.Name, err)
+	}
+	progress("rebase: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
+	return nil
+}
+
+// cmdPort carries patches of another line into line ln: ln's series is
+// replayed on its own release with the ported patches inserted where their
+// neighbours in the source line put them (or in place of ln's version of
+// the same patch), with 3-way merges against the source line's tree.
+func cmdPort(args []string) error {
+	fs := flag.NewFlagSet("port", flag.ContinueOnError)
+	from := fs.String("from", "", "the line the patches come from (vA.B)")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	progress("rebase: aborted; %s, %s and %s are as they were", PinFile, SeriesFile, TreeDir)
+	if *from == "" || fs.NArg() == 0 {
+		return errors.New("usage: carry port -from vA.B PATCH... (make port P=<patch> FROM=vA.B TO=vC.D)")
+	}
+	src, err := line.Get(root, *from)
+	if err != nil {
+		return fmt.Errorf("FROM: %w", err)
+	}
+	if src.Name == ln.Name {
+		return fmt.Errorf("FROM=%s and TO=%s are the same line", src.Name, ln.Name)
+	}
+	if err := inProgress(ln); err != nil {
+		return err
+	}
+	srcSeries, err := series.Read(src.SeriesFile())
+	if err != nil {
+		return err
+	}
+	var ported []string
+	for _, name := range fs.Args() {
+		name = filepath.Base(name)
+		if !strings.HasSuffix(name, ".patch") {
+			name += ".patch"
+		}
+		found := false
+		for _, e := range srcSeries.Entries {
+			if e.Name == name {
+				found = true
+			}
+		}
+		if !found {
+			var have []string
+			for _, e := range srcSeries.Entries {
+				have = append(have, e.Name)
+			}
+			return fmt.Errorf("line %s has no patch %s in %s; its patches are:\n  %s", src.Name, name, src.SeriesFile(), strings.Join(have, "\n  "))
+		}
+		if _, err := series.ReadPatch(filepath.Join(src.Dir(), name)); err != nil {
+			return err
+		}
+		ported = append(ported, name)
+	}
+	p, err := ln.Pin()
+	if err != nil {
+		return err
+	}
+	s, err := series.Read(ln.SeriesFile())
+	if err != nil {
+		return err
+	}
+	if _, err := readPatches(s); err != nil {
+		return err
+	}
+	names := portOrder(srcSeries, s, ported)
+	var paths, portedPaths []string
+	for _, n := range names {
+		path := filepath.Join(ln.Dir(), n)
+		for _, pn := range ported {
+			if pn == n {
+				path = filepath.Join(src.Dir(), n)
+				portedPaths = append(portedPaths, path)
+			}
+		}
+		paths = append(paths, path)
+	}
+	srcTree, err := tree.Open(src.TreeDir())
+	if err != nil {
+		return fmt.Errorf("the 3-way merge needs line %s's patched tree: run `make apply LINE=%s` first (%v)", src.Name, src.Name, err)
+	}
+	dir := ln.PortDir()
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		return err
+	}
+	if err := txn.WriteFile(rebase.PinFile(dir), []byte(b.String())); err != nil {
+		return err
+	}
+	var t *tree.Tree
+	if _, err := os.Stat(ln.TreeDir()); err == nil {
+		cur, err := cleanSeriesTree(ln, p, s)
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+		progress("port: copying line %s's tree at upstream %s", ln.Name, p.Version)
+		t, err = rebase.CloneBase(cur, rebase.TreeDir(dir))
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	} else {
+		t, err = rebase.AssembleTree(rebase.TreeDir(dir), p, modfetch.GoCommand{}, progress)
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	}
+	if err := rebase.ShareObjects(t, srcTree); err != nil {
+		return err
+	}
+	progress("port: %s from line %s into line %s (%s)", strings.Join(ported, ", "), src.Name, ln.Name, p.Version)
+	sess, err := rebase.StartSession(&rebase.Session{Dir: dir, Kind: rebase.KindPort, FromLine: src.Name, Line: ln.Name, From: p.Version, To: p.Version, Ported: portedPaths}, paths, progress)
+	if err != nil {
+		return err
+	}
+	return afterReplay(sess)
+}
+
+// portOrder is the target series with the ported patches: one the target
+// has already is replaced in place; a new one goes after the nearest
+// patch before it in the source series that the target has (first when
+// there is none).
+func portOrder(src, dst *series.Series, ported []string) []string {
+	var out []string
+	for _, e := range dst.Entries {
+		out = append(out, e.Name)
+	}
+	index := func(name string) int {
+		for i, n := range out {
+			if n == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, name := range ported {
+		if index(name) >= 0 {
+			continue
+		}
+		at := 0
+		for _, e := range src.Entries {
+			if e.Name == name {
+				break
+			}
+			if i := index(e.Name); i >= 0 {
+				at = i + 1
+			}
+		}
+		out = append(out[:at], append([]string{name}, out[at:]...)...)
+	}
+	return out
+}
+
+func cmdPortContinue(args []string) error {
+	sess, err := sessionOf(ln.PortDir(), "port")
+	if err != nil {
+		return err
+	}
+	if err := sess.Continue(progress); err != nil {
+		return err
+	}
+	return afterReplay(sess)
+}
+
+func cmdPortAbort(args []string) error {
+	if err := rebase.Abort(ln.PortDir()); err != nil {
+		return fmt.Errorf("no port into line %s in progress: %v", ln.Name, err)
+	}
+	progress("port: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
 	return nil
 }
 
 // afterReplay either explains the conflict the replay stopped at, or
-// finishes the rebase.
+// finishes the session into its line.
 func afterReplay(sess *rebase.Session) error {
+	verb := sess.Verb()
+	target := line.Line{Root: root, Name: sess.Line}
+	if sess.Line == "" {
+		target = ln
+	}
 	if sess.Stopped {
-		t := rebase.TreeDir(RebaseDir)
-		return fmt.Errorf(`%s does not apply on %s: conflicts in
+		t := rebase.TreeDir(sess.Dir)
+		return fmt.Errorf(`%s does not apply on %s (line %s): conflicts in
   %s
-The rebased tree is left mid-git-am in %s. Next:
+The tree is left mid-git-am in %s. Next:
   cd %s
   # resolve the conflicts, then
   git add <files> && git am --continue     # or: git am --skip to drop the patch
-  cd - && make rebase-continue             # or: make rebase-abort`,
-			sess.Conflict.Patch, sess.To, strings.Join(sess.Conflict.Files, "\n  "), t, t)
+  cd - && make %s-continue LINE=%s         # or: make %s-abort LINE=%s
+Nothing in patches/ has changed yet.`,
+			sess.Conflict.Patch, sess.To, target.Name, strings.Join(sess.Conflict.Files, "\n  "), t, t, verb, ln.Name, verb, ln.Name)
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
@@ -561,23 +1116,26 @@ The rebased tree is left mid-git-am in %s. Next:
 	}
 	tw.Flush()
 	fmt.Print(b.String())
-	if err := sess.Finish(layout(), progress); err != nil {
-		return err
+	if err := sess.Finish(layout(target), progress); err != nil {
+		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s: fix the cause and run `make %s-continue LINE=%s`, or `make %s-abort LINE=%s`", err, verb, sess.Dir, verb, ln.Name, verb, ln.Name)
 	}
-	progress("rebase: done: the series is on %s (%s-carry.1); review CHANGELOG.md, then `make test`", sess.To, sess.To)
+	progress("%s: done: line %s; review CHANGELOG.md, then `make test LINE=%s`", verb, target.Name, target.Name)
 	return nil
 }
 
-// EtcdModule is the module tools/etcd builds etcd from.
+// EtcdModule is the module etcd is built from; tools/etcd/<etcd minor>/
+// pins one version of it per etcd minor the lines need.
 const (
 	EtcdModule = "go.etcd.io/etcd/server/v3"
-	EtcdGoMod  = "tools/etcd/go.mod"
+	EtcdTools  = "tools/etcd"
 )
 
 var etcdVersionRE = regexp.MustCompile(`(?m)^ETCD_VERSION=\$\{ETCD_VERSION:-([0-9]+\.[0-9]+\.[0-9]+)\}`)
 
+// cmdEtcdVersion prints the etcd version the line's upstream tests with,
+// and the tools folder that builds it.
 func cmdEtcdVersion(args []string) error {
-	script := filepath.Join(TreeDir, "hack/lib/etcd.sh")
+	script := filepath.Join(ln.TreeDir(), "hack/lib/etcd.sh")
 	data, err := os.ReadFile(script)
 	if err != nil {
 		return err
@@ -587,28 +1145,41 @@ func cmdEtcdVersion(args []string) error {
 		return fmt.Errorf("%s: no ETCD_VERSION=${ETCD_VERSION:-X.Y.Z} line", script)
 	}
 	want := "v" + string(m[1])
-	gm, err := os.ReadFile(EtcdGoMod)
+	dir := filepath.Join(EtcdTools, strings.TrimPrefix(etcdMinor(want), "v"))
+	gomod := filepath.Join(dir, "go.mod")
+	gm, err := os.ReadFile(gomod)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("upstream %s (line %s) wants etcd %s (%s), but there is no %s; add it: mkdir -p %s && cd %s && go mod init kube-carry/tools/etcd && go get -tool %s@%s", mustUpstream(), ln.Name, want, script, gomod, dir, dir, EtcdModule, want)
+	}
 	if err != nil {
 		return err
 	}
-	f, err := modfile.Parse(EtcdGoMod, gm, nil)
+	f, err := modfile.Parse(gomod, gm, nil)
 	if err != nil {
 		return err
 	}
 	for _, r := range f.Require {
 		if r.Mod.Path == EtcdModule {
 			if r.Mod.Version != want {
-				return fmt.Errorf("%s:%d: requires %s %s but upstream %s wants etcd %s (%s); run `cd tools/etcd && go get -tool %s@%s`", EtcdGoMod, r.Syntax.Start.Line, EtcdModule, r.Mod.Version, mustUpstream(), want, script, EtcdModule, want)
+				return fmt.Errorf("%s:%d: requires %s %s but upstream %s (line %s) wants etcd %s (%s); run `cd %s && go get -tool %s@%s`", gomod, r.Syntax.Start.Line, EtcdModule, r.Mod.Version, mustUpstream(), ln.Name, want, script, dir, EtcdModule, want)
 			}
-			fmt.Println(want)
+			fmt.Printf("%s %s\n", want, dir)
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: does not require %s", EtcdGoMod, EtcdModule)
+	return fmt.Errorf("%s: does not require %s", gomod, EtcdModule)
+}
+
+func etcdMinor(v string) string {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return "v" + parts[0] + "." + parts[1]
 }
 
 func mustUpstream() string {
-	p, err := pin.ReadFile(PinFile)
+	p, err := ln.Pin()
 	if err != nil {
 		return "?"
 	}

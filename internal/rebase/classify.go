@@ -154,13 +154,24 @@ var (
 // classifyOne replays one patch. On a conflict it aborts the am, unless
 // keepConflict: then the tree is left mid-`git am` for the user to resolve.
 func classifyOne(t *tree.Tree, path string, p *series.Patch, target string, keepConflict bool) (Result, error) {
-	r := Result{Patch: filepath.Base(path)}
-	if p.Status.Kind == "Backport" {
+	r, err := classifyTree(t, path, p, keepConflict)
+	// A Backport trailer is metadata: only the tree can say a patch is
+	// upstream. Where the trailer says the release has it but the tree
+	// does not show it, the report says so and the patch is kept.
+	if err == nil && p.Status.Kind == "Backport" && r.Outcome != Upstream {
 		if ok, why := Contained(p.Status.Releases, target); ok {
-			r.Outcome, r.Detail = Upstream, why
-			return r, nil
+			note := "its " + why + " says the release has it, but the tree does not show it: kept"
+			if r.Detail != "" {
+				note = r.Detail + "; " + note
+			}
+			r.Detail = note
 		}
 	}
+	return r, err
+}
+
+func classifyTree(t *tree.Tree, path string, p *series.Patch, keepConflict bool) (Result, error) {
+	r := Result{Patch: filepath.Base(path)}
 	report, err := t.Combined("apply", "--check", "--verbose", path)
 	if err == nil {
 		if offsets := offsetsIn(report); len(offsets) > 0 {

@@ -5,31 +5,45 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
+	"github.com/kube-carry/kube-carry/internal/txn"
 )
 
-// Layout names the repository files a finished rebase rewrites, relative
-// to Root.
+// Layout names what a finished session rewrites: the line's folder (pin
+// UPSTREAM, series, REVISION, DROPPED and the patch files), CHANGELOG.md and
+// the line's patched tree. Paths are absolute or relative to the working
+// directory.
 type Layout struct {
-	Root                                                          string
-	PinFile, SeriesFile, DroppedFile, RevisionFile, ChangelogFile string
-	// TreeDir is the patched tree the rebased tree replaces.
+	// LineDir is the line's folder, patches/<line>; it need not exist yet
+	// (a rebase that starts a line).
+	LineDir string
+	// ChangelogFile is CHANGELOG.md.
+	ChangelogFile string
+	// TreeDir is the patched tree the session's tree replaces.
 	TreeDir string
+	// Journal is where the commit of the result is journaled (txn).
+	Journal string
 }
 
-func (l Layout) path(p string) string { return filepath.Join(l.Root, p) }
+// Staging paths of a finish, next to what they replace.
+func stagePath(p, what string) string {
+	return filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+"."+what)
+}
 
-// Finish makes the rebased tree the patched tree and brings the repository
-// to it: UPSTREAM is the target's pin, patches already upstream (or dropped
-// by hand) leave the series and are recorded in DROPPED, the patches are
-// exported from the new tree, the series revision restarts at 1, and
-// CHANGELOG.md gets a drafted section with one line per patch.
+// Finish writes the session's result: the line's folder (the target's pin,
+// patches already upstream or dropped by hand leave the series and are
+// recorded in DROPPED, the kept patches exported from the session's tree, the
+// new revision), a drafted CHANGELOG.md section, and the session's tree as
+// the line's patched tree. Everything is staged first and put in place with
+// renames under a journal (txn), the patched tree last, so a kill leaves
+// the state before or one the next run finishes.
 func (s *Session) Finish(l Layout, progress Progress) error {
 	if !s.Done() {
-		return fmt.Errorf("the rebase is not done: %d of %d patches replayed", len(s.Results), len(s.Patches))
+		return fmt.Errorf("the %s is not done: %d of %d patches replayed", s.Verb(), len(s.Results), len(s.Patches))
 	}
 	t, err := s.Tree()
 	if err != nil {
@@ -38,41 +52,39 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 	if err := standalone(t, progress); err != nil {
 		return err
 	}
-	old := l.path(l.TreeDir)
-	if _, err := os.Stat(old); err == nil {
-		ot, err := tree.Open(old)
+	if _, err := os.Stat(l.TreeDir); err == nil {
+		ot, err := tree.Open(l.TreeDir)
 		if err != nil {
 			return err
 		}
-		if err := ot.LocalWork(l.path(filepath.Dir(l.SeriesFile))); err != nil {
-			return fmt.Errorf("%v\nthe rebased tree is ready in %s; export or discard that work, then `make rebase-continue` again", err, t.Dir)
+		if err := ot.LocalWork(l.LineDir); err != nil {
+			return fmt.Errorf("%v\nthe %s tree is ready in %s; export or discard that work, then `make %s-continue` again", err, s.Verb(), t.Dir, s.Verb())
 		}
-		progress("rebase: replacing %s (upstream %s) with the rebased tree", l.TreeDir, s.From)
-		if err := os.RemoveAll(old); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
-		return err
-	}
-	if err := os.Rename(t.Dir, old); err != nil {
-		return err
-	}
-	t, err = tree.Open(old)
-	if err != nil {
-		return err
 	}
 
+	// Stage the line's folder: a copy of it (or a new one) changed in place.
+	stage := stagePath(l.LineDir, "stage")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if _, err := os.Stat(l.LineDir); err == nil {
+		if err := txn.CopyDir(l.LineDir, stage); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(stage, 0o755); err != nil {
+		return err
+	}
+	oldRevision := 0
+	if data, err := os.ReadFile(filepath.Join(stage, "REVISION")); err == nil {
+		oldRevision, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
 	pinData, err := os.ReadFile(PinFile(s.Dir))
 	if err != nil {
 		return fmt.Errorf("the target's pin: %w", err)
 	}
-	if err := os.WriteFile(l.path(l.PinFile), pinData, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, "UPSTREAM"), pinData, 0o644); err != nil {
 		return err
 	}
-	progress("rebase: %s pins %s", l.PinFile, s.To)
-
-	seriesDir := l.path(filepath.Dir(l.SeriesFile))
 	var dropped []string
 	for i, r := range s.Results {
 		if r.Outcome != Upstream && r.Outcome != Skipped {
@@ -81,45 +93,83 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 		name := filepath.Base(s.Patches[i])
 		reason := fmt.Sprintf("upstream in %s (%s)", s.To, r.Detail)
 		if r.Outcome == Skipped {
-			reason = fmt.Sprintf("dropped by hand in the rebase to %s", s.To)
+			reason = fmt.Sprintf("dropped by hand in the %s to %s", s.Verb(), s.To)
+		}
+		if s.Kind == KindPort && s.isPorted(s.Patches[i]) {
+			// A ported patch that the line does not take never was in it.
+			progress("%s: %s not ported: %s", s.Verb(), name, reason)
+			continue
 		}
 		dropped = append(dropped, name+" "+reason)
-		if err := os.Remove(filepath.Join(seriesDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(stage, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		progress("rebase: dropped %s: %s", name, reason)
+		progress("%s: dropped %s: %s", s.Verb(), name, reason)
 	}
 	if len(dropped) > 0 {
-		f, err := os.OpenFile(l.path(l.DroppedFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
+		old, err := os.ReadFile(filepath.Join(stage, "DROPPED"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if _, err := f.WriteString(strings.Join(dropped, "\n") + "\n"); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := os.WriteFile(filepath.Join(stage, "DROPPED"), append(old, []byte(strings.Join(dropped, "\n")+"\n")...), 0o644); err != nil {
 			return err
 		}
 	}
-	if err := tree.WriteSeries(l.path(l.SeriesFile), s.Kept()); err != nil {
+	if err := tree.WriteSeries(filepath.Join(stage, "series"), s.Kept()); err != nil {
 		return err
 	}
-	ser, err := series.Read(l.path(l.SeriesFile))
+	ser, err := series.Read(filepath.Join(stage, "series"))
 	if err != nil {
 		return err
 	}
 	if _, err := t.Export(ser, tree.Progress(progress)); err != nil {
 		return err
 	}
-	if err := os.WriteFile(l.path(l.RevisionFile), []byte("1\n"), 0o644); err != nil {
+	revision := 1
+	if s.Kind == KindPort {
+		revision = s.portRevision(l.ChangelogFile, oldRevision)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "REVISION"), []byte(strconv.Itoa(revision)+"\n"), 0o644); err != nil {
 		return err
 	}
-	if err := s.draftChangelog(l.path(l.ChangelogFile)); err != nil {
+
+	changelog := stagePath(l.ChangelogFile, "stage")
+	if err := s.draftChangelog(l.ChangelogFile, changelog, revision); err != nil {
 		return err
 	}
-	progress("rebase: %s has a drafted section for %s-carry.1; review it", l.ChangelogFile, s.To)
+	// The session's folder is replaced by an empty one in the same commit,
+	// so a finished session can never be finished twice.
+	ended := stagePath(s.Dir, "ended")
+	if err := os.RemoveAll(ended); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(ended, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(l.TreeDir), 0o755); err != nil {
+		return err
+	}
+	err = txn.Commit(l.Journal, []txn.Move{
+		{New: stage, Dst: l.LineDir, Old: stagePath(l.LineDir, "old")},
+		{New: changelog, Dst: l.ChangelogFile, Old: stagePath(l.ChangelogFile, "old")},
+		{New: t.Dir, Dst: l.TreeDir, Old: stagePath(l.TreeDir, "old")},
+		{New: ended, Dst: s.Dir, Old: stagePath(s.Dir, "old")},
+	})
+	if err != nil {
+		return err
+	}
+	progress("%s: %s is on %s (%s-carry.%d)", s.Verb(), l.LineDir, s.To, s.To, revision)
+	progress("%s: %s has a drafted section for %s-carry.%d; review it", s.Verb(), l.ChangelogFile, s.To, revision)
 	return os.RemoveAll(s.Dir)
+}
+
+func (s *Session) isPorted(path string) bool {
+	for _, p := range s.Ported {
+		if p == path {
+			return true
+		}
+	}
+	return false
 }
 
 // standalone copies into t the objects it borrows from another tree
@@ -129,32 +179,95 @@ func standalone(t *tree.Tree, progress Progress) error {
 	if _, err := os.Stat(alt); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	progress("rebase: copying the objects the rebased tree borrows (git repack)")
+	progress("%s: copying the objects the tree borrows (git repack)", filepath.Base(filepath.Dir(t.Dir)))
 	if _, err := t.Run("repack", "-a", "-d", "-q"); err != nil {
 		return err
 	}
 	return os.Remove(alt)
 }
 
-func (s *Session) draftChangelog(file string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Unreleased — %s-carry.1\n\n", s.To)
-	fmt.Fprintf(&b, "Upstream: Kubernetes %s (rebased from %s with `make rebase TO=%s`).\n\n", s.To, s.From, s.To)
-	b.WriteString("### Patches\n")
-	for _, r := range s.Results {
-		b.WriteString(s.ChangelogLine(r) + "\n")
+// SectionHeading is the CHANGELOG.md heading of an unreleased fork release.
+func SectionHeading(version, line string) string {
+	return fmt.Sprintf("## %s (line %s, unreleased)", version, line)
+}
+
+// unreleasedSection finds the heading line of version's unreleased section.
+func unreleasedSection(text, version string) int {
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text) - i
+		}
+		l := text[i : i+end]
+		if strings.HasPrefix(l, "## "+version+" ") && strings.Contains(l, "unreleased") {
+			return i
+		}
+		i += end + 1
 	}
-	b.WriteString("\n")
+	return -1
+}
+
+// portRevision is the revision after a port: unchanged while CHANGELOG.md
+// has an unreleased section for the line's current version (the change
+// joins that release), else the next one.
+func (s *Session) portRevision(changelog string, current int) int {
+	if current < 1 {
+		return 1
+	}
+	data, _ := os.ReadFile(changelog)
+	if unreleasedSection(string(data), fmt.Sprintf("%s-carry.%d", s.To, current)) >= 0 {
+		return current
+	}
+	return current + 1
+}
+
+func (s *Session) draftChangelog(file, out string, revision int) error {
+	version := fmt.Sprintf("%s-carry.%d", s.To, revision)
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	text := string(old)
+	var lines strings.Builder
+	for i, r := range s.Results {
+		if s.Kind == KindPort && !s.isPorted(s.Patches[i]) && r.Outcome == Clean {
+			continue // the line's own patches, unchanged
+		}
+		lines.WriteString(s.ChangelogLine(r) + "\n")
+	}
+	if at := unreleasedSection(text, version); at >= 0 {
+		// Add to the section: before the next one.
+		next := strings.Index(text[at+1:], "\n## ")
+		if next < 0 {
+			text = strings.TrimRight(text, "\n") + "\n" + lines.String()
+		} else {
+			cut := at + 1 + next
+			text = strings.TrimRight(text[:cut], "\n") + "\n" + lines.String() + text[cut:]
+		}
+		return txn.WriteFile(out, []byte(text))
+	}
+	var b strings.Builder
+	b.WriteString(SectionHeading(version, s.Line) + "\n\n")
+	switch s.Kind {
+	case KindBump:
+		fmt.Fprintf(&b, "Upstream: Kubernetes %s (bumped from %s with `make bump LINE=%s`).\n\n", s.To, s.From, s.Line)
+	case KindPort:
+		fmt.Fprintf(&b, "Upstream: Kubernetes %s. Patches ported from line %s with `make port`.\n\n", s.To, s.FromLine)
+	default:
+		if s.FromLine != "" && s.FromLine != s.Line {
+			fmt.Fprintf(&b, "Upstream: Kubernetes %s. A new line, started from line %s (%s) with `make rebase LINE=%s TO=%s`.\n\n", s.To, s.FromLine, s.From, s.FromLine, s.To)
+		} else {
+			fmt.Fprintf(&b, "Upstream: Kubernetes %s (rebased from %s with `make rebase TO=%s`).\n\n", s.To, s.From, s.To)
+		}
+	}
+	b.WriteString("### Patches\n")
+	b.WriteString(lines.String())
+	b.WriteString("\n")
 	// The new section goes before the first existing one.
 	if i := strings.Index(text, "\n## "); i >= 0 {
 		text = text[:i+1] + b.String() + text[i+1:]
 	} else {
 		text += "\n" + b.String()
 	}
-	return os.WriteFile(file, []byte(text), 0o644)
+	return txn.WriteFile(out, []byte(text))
 }

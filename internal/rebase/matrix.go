@@ -207,3 +207,38 @@ func WriteMarkdown(w io.Writer, series string, patches []string, cols []Column) 
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// CloneBase copies the tree t, at its upstream commit, into dir (which
+// must not exist) for a replay on the same release: a clone whose objects
+// are hard links of t's, so it is cheap and t stays as it is.
+func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
+	base, _, err := t.Base()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.clone.")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	g := tree.Git{Dir: filepath.Dir(tmp)}
+	if _, err := g.Run("clone", "-q", "--no-checkout", t.Dir, tmp); err != nil {
+		return nil, err
+	}
+	c := &tree.Tree{Git: tree.Git{Dir: tmp}}
+	for _, args := range [][]string{
+		{"remote", "remove", "origin"},
+		{"checkout", "-q", "-B", "main", base},
+	} {
+		if _, err := c.Run(args...); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, err
+	}
+	return tree.Open(dir)
+}

@@ -194,7 +194,9 @@ func TestClassifyOnANewerRelease(t *testing.T) {
 		{"after-conflict.patch", rebase.Conflict, []string{"c.txt"}, []string{"conflict.patch"}},
 		{"reverse-applies.patch", rebase.Upstream, nil, nil},
 		{"empty-after-merge.patch", rebase.Upstream, nil, nil},
-		{"backport.patch", rebase.Upstream, nil, nil},
+		// Its Backport trailer names a release the target contains, but the
+		// tree lacks the change: metadata alone never drops a patch.
+		{"backport.patch", rebase.Clean, nil, nil},
 	}
 	if diff := cmp.Diff(want, outcomes(rs)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
@@ -210,7 +212,7 @@ func TestClassifyOnANewerRelease(t *testing.T) {
 		"conflict.patch":          "3-way merge left conflicts",
 		"reverse-applies.patch":   "the patch reverse-applies",
 		"empty-after-merge.patch": "empty after the 3-way merge",
-		"backport.patch":          "Backport v1.1.0 ≤ v1.1.0",
+		"backport.patch":          "its Backport v1.1.0 ≤ v1.1.0 says the release has it, but the tree does not show it: kept",
 	} {
 		assert.Equal(t, want, details[patch], patch)
 	}
@@ -218,7 +220,7 @@ func TestClassifyOnANewerRelease(t *testing.T) {
 	t.Run("the tree holds the patches that applied, one commit each, and nothing else", func(t *testing.T) {
 		out, err := f.target.Line("log", "--reverse", "--format=%s", "HEAD")
 		require.NoError(t, err)
-		assert.Equal(t, []string{"upstream v1.1.0", "g: greet the world", "f: patch line 20", "m: patch line 6"}, strings.Split(out, "\n"))
+		assert.Equal(t, []string{"upstream v1.1.0", "g: greet the world", "f: patch line 20", "m: patch line 6", "b: backport"}, strings.Split(out, "\n"))
 		dirty, err := f.target.Dirty()
 		require.NoError(t, err)
 		assert.Empty(t, dirty)

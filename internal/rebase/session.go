@@ -26,8 +26,18 @@ const (
 type Session struct {
 	// Dir holds the session; Tree is Dir/kubernetes.
 	Dir string `json:"-"`
+	// Kind is what the session does: KindRebase (to another release,
+	// possibly starting a new line), KindBump (to the newest patch release
+	// of the line's minor) or KindPort (patches of another line carried
+	// into this one, on the same release).
+	Kind string `json:",omitempty"`
+	// FromLine and Line are the line the series comes from and the line the
+	// result is written to (the same but for a rebase that starts a line).
+	FromLine, Line string `json:",omitempty"`
 	// From and To are the upstream releases.
 	From, To string
+	// Ported are the patch files a port carries in (among Patches).
+	Ported []string `json:",omitempty"`
 	// Patches are the series' patch files, in order (absolute paths).
 	Patches []string
 	// Results are the outcomes of Patches[:len(Results)].
@@ -79,20 +89,49 @@ func (s *Session) Tree() (*tree.Tree, error) { return tree.Open(TreeDir(s.Dir)) 
 // Done reports whether every patch has an outcome.
 func (s *Session) Done() bool { return !s.Stopped && len(s.Results) == len(s.Patches) }
 
+// Session kinds.
+const (
+	KindRebase = "rebase"
+	KindBump   = "bump"
+	KindPort   = "port"
+)
+
+// Verb is the make target family of the session's kind.
+func (s *Session) Verb() string {
+	if s.Kind == "" {
+		return KindRebase
+	}
+	return s.Kind
+}
+
 // Start begins a rebase in dir, whose target tree (TreeDir(dir)) must
 // already hold release to at its upstream commit, and replays until the
 // end or the first conflict. from is the series' current release.
 func Start(dir, from, to string, patches []string, progress Progress) (*Session, error) {
+	return StartSession(&Session{Dir: dir, From: from, To: to}, patches, progress)
+}
+
+// StartSession begins the session s (Dir, Kind, lines and releases set)
+// with the patch files patches, in order.
+func StartSession(s *Session, patches []string, progress Progress) (*Session, error) {
+	dir := s.Dir
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); err == nil {
-		return nil, fmt.Errorf("a rebase is already in progress in %s: `make rebase-continue` or `make rebase-abort`", dir)
+		return nil, fmt.Errorf("a %s is already in progress in %s: `make %s-continue` or `make %s-abort`", s.Verb(), dir, s.Verb(), s.Verb())
 	}
-	s := &Session{Dir: dir, From: from, To: to}
+	to := s.To
 	for _, p := range patches {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, err
 		}
 		s.Patches = append(s.Patches, abs)
+	}
+	for i, p := range s.Ported {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Ported[i] = abs
 	}
 	t, err := s.Tree()
 	if err != nil {
@@ -119,7 +158,7 @@ func (s *Session) Continue(progress Progress) error {
 	}
 	if s.Stopped {
 		if op := t.InProgress(); op != "" {
-			return fmt.Errorf("%s: the %s of %s is still in progress: resolve the conflicts, `git add` them and `git am --continue` (or `git am --skip` to drop the patch), then `make rebase-continue`", t.Dir, op, filepath.Base(s.Patches[len(s.Results)]))
+			return fmt.Errorf("%s: the %s of %s is still in progress: resolve the conflicts, `git add` them and `git am --continue` (or `git am --skip` to drop the patch), then `make %s-continue`", t.Dir, op, filepath.Base(s.Patches[len(s.Results)]), s.Verb())
 		}
 		if dirty, err := t.Dirty(); err != nil {
 			return err
@@ -133,7 +172,7 @@ func (s *Session) Continue(progress Progress) error {
 		r := *s.Conflict
 		path := s.Patches[len(s.Results)]
 		if head == s.StoppedAt {
-			r.Outcome, r.Detail = Skipped, "dropped by hand during the rebase (git am --skip)"
+			r.Outcome, r.Detail = Skipped, "dropped by hand during the "+s.Verb()+" (git am --skip)"
 		} else {
 			r.Outcome, r.Detail = Reworked, "conflict in "+strings.Join(r.Files, ", ")+" resolved by hand"
 			if err := t.Record(head, path); err != nil {
@@ -168,7 +207,7 @@ func (s *Session) replay(t *tree.Tree, progress Progress) error {
 		}
 		if r.Outcome == Conflict {
 			s.Stopped, s.StoppedAt, s.Conflict = true, before, &r
-			progress("rebase: [%d/%d] %s: CONFLICT (%s) in %s", i+1, len(s.Patches), r.Patch, r.Detail, strings.Join(r.Files, ", "))
+			progress("%s: [%d/%d] %s: CONFLICT (%s) in %s", s.Verb(), i+1, len(s.Patches), r.Patch, r.Detail, strings.Join(r.Files, ", "))
 			return s.save()
 		}
 		if after, err := t.Line("rev-parse", "HEAD"); err != nil {
@@ -178,7 +217,7 @@ func (s *Session) replay(t *tree.Tree, progress Progress) error {
 				return err
 			}
 		}
-		line := fmt.Sprintf("rebase: [%d/%d] %s: %s", i+1, len(s.Patches), r.Patch, r.Outcome)
+		line := fmt.Sprintf("%s: [%d/%d] %s: %s", s.Verb(), i+1, len(s.Patches), r.Patch, r.Outcome)
 		if r.Detail != "" {
 			line += " (" + r.Detail + ")"
 		}
@@ -196,7 +235,7 @@ func (s *Session) replay(t *tree.Tree, progress Progress) error {
 func Abort(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no rebase in progress")
+			return fmt.Errorf("nothing in progress in %s", dir)
 		}
 	}
 	return os.RemoveAll(dir)
@@ -215,6 +254,23 @@ func (s *Session) Kept() []string {
 
 // ChangelogLine says what happened to one patch, for CHANGELOG.md.
 func (s *Session) ChangelogLine(r Result) string {
+	for _, p := range s.Ported {
+		if filepath.Base(p) == r.Patch {
+			switch r.Outcome {
+			case Upstream:
+				return fmt.Sprintf("- not ported `%s` from %s: upstream in %s (%s)", r.Patch, s.FromLine, s.To, r.Detail)
+			case Skipped:
+				return fmt.Sprintf("- not ported `%s` from %s: dropped by hand during the port", r.Patch, s.FromLine)
+			case Reworked:
+				return fmt.Sprintf("- ported `%s` from %s, reworked (%s)", r.Patch, s.FromLine, r.Detail)
+			}
+			detail := string(r.Outcome)
+			if r.Detail != "" {
+				detail += ": " + r.Detail
+			}
+			return fmt.Sprintf("- ported `%s` from %s (%s)", r.Patch, s.FromLine, detail)
+		}
+	}
 	switch r.Outcome {
 	case Clean:
 		return fmt.Sprintf("- kept `%s` (applies cleanly on %s)", r.Patch, s.To)
@@ -225,7 +281,7 @@ func (s *Session) ChangelogLine(r Result) string {
 	case Reworked:
 		return fmt.Sprintf("- reworked `%s` (%s)", r.Patch, r.Detail)
 	case Skipped:
-		return fmt.Sprintf("- dropped `%s` by hand during the rebase", r.Patch)
+		return fmt.Sprintf("- dropped `%s` by hand during the %s", r.Patch, s.Verb())
 	}
 	return fmt.Sprintf("- `%s`: %s", r.Patch, r.Outcome)
 }

@@ -18,6 +18,7 @@ import (
 // tree holds targetVersion.
 type repo struct {
 	layout  rebase.Layout
+	root    string
 	dir     string // the session directory
 	patches []string
 	base    *tree.Tree
@@ -34,20 +35,20 @@ func newRepo(t *testing.T) *repo {
 	t.Helper()
 	root := t.TempDir()
 	l := rebase.Layout{
-		Root: root, PinFile: "UPSTREAM", SeriesFile: "patches/series", DroppedFile: "patches/DROPPED",
-		RevisionFile: "patches/REVISION", ChangelogFile: "CHANGELOG.md", TreeDir: "_output/src/kubernetes",
+		LineDir: filepath.Join(root, "patches/v1.0"), ChangelogFile: filepath.Join(root, "CHANGELOG.md"),
+		TreeDir: filepath.Join(root, "_output/v1.0/src/kubernetes"), Journal: filepath.Join(root, "patches/.v1.0.journal"),
 	}
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "patches"), 0o755))
-	r := &repo{layout: l, dir: filepath.Join(root, "_output", "rebase")}
-	r.patches = makeSeries(t, filepath.Join(root, "patches"))
+	r := &repo{layout: l, root: root, dir: filepath.Join(root, "_output", "v1.0", "rebase")}
+	require.NoError(t, os.MkdirAll(l.LineDir, 0o755))
+	r.patches = makeSeries(t, l.LineDir)
 	var names []string
 	for _, p := range r.patches {
 		names = append(names, filepath.Base(p))
 	}
-	require.NoError(t, tree.WriteSeries(filepath.Join(root, l.SeriesFile), names))
-	writeFiles(t, root, map[string]string{l.PinFile: oldPin, l.RevisionFile: "3\n", l.ChangelogFile: oldChangelog})
+	require.NoError(t, tree.WriteSeries(filepath.Join(l.LineDir, "series"), names))
+	writeFiles(t, root, map[string]string{"patches/v1.0/UPSTREAM": oldPin, "patches/v1.0/REVISION": "3\n", "CHANGELOG.md": oldChangelog})
 
-	r.base = initTree(t, filepath.Join(root, l.TreeDir), baseVersion, baseFiles())
+	r.base = initTree(t, l.TreeDir, baseVersion, baseFiles())
 	_, err := rebase.Classify(r.base, r.patches, nil)
 	require.NoError(t, err)
 
@@ -63,11 +64,11 @@ func newRepo(t *testing.T) *repo {
 func (r *repo) snapshot(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(r.layout.Root, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(r.root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(r.layout.Root, p)
+		rel, _ := filepath.Rel(r.root, p)
 		if d.IsDir() {
 			if rel == "_output" {
 				return filepath.SkipDir
@@ -84,7 +85,7 @@ func (r *repo) snapshot(t *testing.T) map[string]string {
 
 func (r *repo) start(t *testing.T) *rebase.Session {
 	t.Helper()
-	s, err := rebase.Start(r.dir, baseVersion, targetVersion, r.patches, func(string, ...any) {})
+	s, err := rebase.StartSession(&rebase.Session{Dir: r.dir, Kind: rebase.KindRebase, FromLine: "v1.0", Line: "v1.0", From: baseVersion, To: targetVersion}, r.patches, func(string, ...any) {})
 	require.NoError(t, err)
 	return s
 }
@@ -154,27 +155,27 @@ func TestRebaseContinueAndFinish(t *testing.T) {
 	assert.Equal(t, map[string]rebase.Outcome{
 		"clean.patch": rebase.Clean, "offset.patch": rebase.Merged, "three-way.patch": rebase.Merged,
 		"conflict.patch": rebase.Reworked, "after-conflict.patch": rebase.Clean,
-		"reverse-applies.patch": rebase.Upstream, "empty-after-merge.patch": rebase.Upstream, "backport.patch": rebase.Upstream,
+		"reverse-applies.patch": rebase.Upstream, "empty-after-merge.patch": rebase.Upstream, "backport.patch": rebase.Clean,
 	}, outcomeOf(s))
 
 	require.NoError(t, s.Finish(r.layout, func(string, ...any) {}))
 	files := r.snapshot(t)
 
-	assert.Equal(t, newPin, files["UPSTREAM"], "UPSTREAM pins the target")
-	assert.Equal(t, "1\n", files["patches/REVISION"], "the series revision restarts")
-	assert.Equal(t, "clean.patch\noffset.patch\nthree-way.patch\nconflict.patch\nafter-conflict.patch\n", files["patches/series"])
-	for _, gone := range []string{"reverse-applies.patch", "empty-after-merge.patch", "backport.patch"} {
-		assert.NoFileExists(t, filepath.Join(r.layout.Root, "patches", gone), "an upstreamed patch leaves patches/")
-		assert.Contains(t, files["patches/DROPPED"], gone+" upstream in v1.1.0", "and is recorded as dropped")
+	assert.Equal(t, newPin, files["patches/v1.0/UPSTREAM"], "UPSTREAM pins the target")
+	assert.Equal(t, "1\n", files["patches/v1.0/REVISION"], "the series revision restarts")
+	assert.Equal(t, "clean.patch\noffset.patch\nthree-way.patch\nconflict.patch\nafter-conflict.patch\nbackport.patch\n", files["patches/v1.0/series"])
+	for _, gone := range []string{"reverse-applies.patch", "empty-after-merge.patch"} {
+		assert.NoFileExists(t, filepath.Join(r.layout.LineDir, gone), "an upstreamed patch leaves the line's folder")
+		assert.Contains(t, files["patches/v1.0/DROPPED"], gone+" upstream in v1.1.0", "and is recorded as dropped")
 	}
 	changelog := files["CHANGELOG.md"]
-	assert.Less(t, strings.Index(changelog, "## Unreleased — v1.1.0-carry.1"), strings.Index(changelog, "## v1.0.0-carry.3"), "the new section comes first")
+	assert.Less(t, strings.Index(changelog, "## v1.1.0-carry.1 (line v1.0, unreleased)"), strings.Index(changelog, "## v1.0.0-carry.3"), "the new section comes first")
 	for _, line := range []string{
 		"- kept `clean.patch`",
 		"- refreshed `offset.patch`",
 		"- refreshed `three-way.patch` (3-way merge)",
 		"- reworked `conflict.patch` (conflict in c.txt resolved by hand)",
-		"- dropped `backport.patch`: upstream in v1.1.0",
+		"- kept `backport.patch` (applies cleanly on v1.1.0)",
 		"- dropped `reverse-applies.patch`: upstream in v1.1.0 (the patch reverse-applies)",
 	} {
 		assert.Contains(t, changelog, line)
@@ -182,18 +183,18 @@ func TestRebaseContinueAndFinish(t *testing.T) {
 
 	// The patched tree is the rebased one, standalone, and the patches are
 	// its commits exported.
-	pt, err := tree.Open(filepath.Join(r.layout.Root, r.layout.TreeDir))
+	pt, err := tree.Open(r.layout.TreeDir)
 	require.NoError(t, err)
 	_, v, err := pt.Base()
 	require.NoError(t, err)
 	assert.Equal(t, targetVersion, v)
 	commits, err := pt.Commits()
 	require.NoError(t, err)
-	require.Len(t, commits, 5)
-	for i, name := range []string{"clean.patch", "offset.patch", "three-way.patch", "conflict.patch", "after-conflict.patch"} {
+	require.Len(t, commits, 6)
+	for i, name := range []string{"clean.patch", "offset.patch", "three-way.patch", "conflict.patch", "after-conflict.patch", "backport.patch"} {
 		want, err := pt.FormatPatch(commits[i])
 		require.NoError(t, err)
-		assert.Equal(t, string(want), files["patches/"+name], "%s is its commit exported", name)
+		assert.Equal(t, string(want), files["patches/v1.0/"+name], "%s is its commit exported", name)
 	}
 	assert.NoFileExists(t, filepath.Join(pt.Dir, ".git", "objects", "info", "alternates"))
 	_, err = pt.Run("fsck", "--connectivity-only")
@@ -225,5 +226,5 @@ func TestRebaseAbortRestoresEverything(t *testing.T) {
 	after, err := r.base.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
 	assert.Equal(t, head, after, "the patched tree is as before")
-	assert.ErrorContains(t, rebase.Abort(r.dir), "no rebase in progress")
+	assert.ErrorContains(t, rebase.Abort(r.dir), "nothing in progress")
 }

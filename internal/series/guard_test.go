@@ -18,8 +18,8 @@ func TestParseGuard(t *testing.T) {
 	}{
 		{
 			name:  "a mutant and the test that kills it are parsed",
-			value: `tests/mutants/nodetree-cursors.patch ./pkg/scheduler/backend/cache -run '^TestSnapshotZones$'`,
-			want: series.Guard{Mutant: "tests/mutants/nodetree-cursors.patch", Test: series.GoTest{
+			value: `mutants/nodetree-cursors.patch ./pkg/scheduler/backend/cache -run '^TestSnapshotZones$'`,
+			want: series.Guard{Mutant: "mutants/nodetree-cursors.patch", Test: series.GoTest{
 				Package: "./pkg/scheduler/backend/cache",
 				Flags:   []string{"-run", "^TestSnapshotZones$"},
 				Raw:     `./pkg/scheduler/backend/cache -run '^TestSnapshotZones$'`,
@@ -27,13 +27,13 @@ func TestParseGuard(t *testing.T) {
 			}, Line: 11},
 		},
 		{
-			name:    "a mutant outside tests/mutants is rejected",
-			value:   `mutants/x.patch ./pkg/a -run X`,
-			wantErr: `"mutants/x.patch ./pkg/a -run X": want`,
+			name:    "a mutant outside mutants/ is rejected",
+			value:   `tests/mutants/x.patch ./pkg/a -run X`,
+			wantErr: `"tests/mutants/x.patch ./pkg/a -run X": want`,
 		},
 		{
 			name:    "a guard without a test is rejected",
-			value:   `tests/mutants/x.patch`,
+			value:   `mutants/x.patch`,
 			wantErr: "empty test command",
 		},
 	}
@@ -81,7 +81,7 @@ index 0000000000000000000000000000000000000000..11111111111111111111111111111111
 }
 
 func TestParseRegressionWithout(t *testing.T) {
-	data := []byte(strings.Replace(string(guardPatch("tests/mutants/x.patch ./pkg/a -run A")),
+	data := []byte(strings.Replace(string(guardPatch("mutants/x.patch ./pkg/a -run A")),
 		"Regression: none (test-only)",
 		"Regression: ./test/integration/localdynamic -run '^TestS1$' (without volumebinding-count-selected-node-reservations.patch)", 1))
 	p, err := series.ParsePatch("g.patch", data)

@@ -39,13 +39,13 @@ type Patch struct {
 	Guards []Guard
 }
 
-// Guard names a mutant (a patch under tests/mutants/ that re-introduces a
-// bug in the patched tree) and the test that must kill it: fail on the tree
-// with the mutant, pass without it.
+// Guard names a mutant (a patch in the line's mutants/ folder that
+// re-introduces a bug in the patched tree) and the test that must kill it:
+// fail on the tree with the mutant, pass without it.
 //
-//	Guards: tests/mutants/<name>.patch ./pkg/path -run '^TestX$'
+//	Guards: mutants/<name>.patch ./pkg/path -run '^TestX$'
 type Guard struct {
-	// Mutant is the mutant patch, relative to the repository root.
+	// Mutant is the mutant patch, relative to the line's folder.
 	Mutant string
 	// Test is the go test invocation that kills it.
 	Test GoTest
@@ -302,8 +302,8 @@ func parseStatus(v string) (Status, error) {
 
 func parseGuard(v string) (Guard, error) {
 	mutant, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
-	if !strings.HasPrefix(mutant, "tests/mutants/") || !strings.HasSuffix(mutant, ".patch") || path.Clean(mutant) != mutant {
-		return Guard{}, fmt.Errorf("%q: want `tests/mutants/<name>.patch ./pkg/path -run '^TestX$'`", v)
+	if !strings.HasPrefix(mutant, "mutants/") || !strings.HasSuffix(mutant, ".patch") || path.Clean(mutant) != mutant {
+		return Guard{}, fmt.Errorf("%q: want `mutants/<name>.patch ./pkg/path -run '^TestX$'` (the mutant in the line's mutants/ folder)", v)
 	}
 	gt, err := ParseGoTest(strings.TrimSpace(rest))
 	if err != nil {

@@ -1,0 +1,226 @@
+// Package line owns the release lines: every path of a line, in the
+// repository (patches/<line>/: pin, series, revision, dropped list, end of
+// life, mutants) and in _output/<line>/ (patched tree, binaries, worktrees,
+// rebase and port sessions). cmd/carry, the harness and the scripts (through
+// `carry paths`) all take their paths from here, so they cannot drift.
+package line
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/semver"
+
+	"github.com/kube-carry/kube-carry/internal/pin"
+)
+
+// PatchesDir holds one folder per line, relative to the repository root.
+const PatchesDir = "patches"
+
+// Files of a line's folder.
+const (
+	PinName      = "UPSTREAM"
+	SeriesName   = "series"
+	RevisionName = "REVISION"
+	DroppedName  = "DROPPED"
+	EOLName      = "EOL"
+	MutantsName  = "mutants"
+)
+
+// Shared paths, relative to the repository root: the release trees of the
+// matrix are per release, not per line.
+const (
+	OutputDir  = "_output"
+	MatrixDir  = "_output/matrix"
+	MatrixFile = "_output/matrix.md"
+	Changelog  = "CHANGELOG.md"
+)
+
+// Line is one release line: the fork on one upstream minor.
+type Line struct {
+	// Root is the repository root ("." when commands run there).
+	Root string
+	// Name is the minor, vA.B.
+	Name string
+}
+
+// ValidName reports whether name is a line name: vA.B.
+func ValidName(name string) bool {
+	return semver.IsValid(name) && semver.MajorMinor(name) == name && semver.Canonical(name) == name+".0"
+}
+
+// Minor is the line of a release vA.B.C: vA.B.
+func Minor(release string) string { return semver.MajorMinor(release) }
+
+func (l Line) path(elem ...string) string {
+	return filepath.Join(append([]string{l.Root}, elem...)...)
+}
+
+// Dir is patches/<line>.
+func (l Line) Dir() string { return l.path(PatchesDir, l.Name) }
+
+// PinFile, SeriesFile, RevisionFile, DroppedFile and EOLFile are the
+// line's files; MutantsDir holds its mutant patches.
+func (l Line) PinFile() string      { return l.path(PatchesDir, l.Name, PinName) }
+func (l Line) SeriesFile() string   { return l.path(PatchesDir, l.Name, SeriesName) }
+func (l Line) RevisionFile() string { return l.path(PatchesDir, l.Name, RevisionName) }
+func (l Line) DroppedFile() string  { return l.path(PatchesDir, l.Name, DroppedName) }
+func (l Line) EOLFile() string      { return l.path(PatchesDir, l.Name, EOLName) }
+func (l Line) MutantsDir() string   { return l.path(PatchesDir, l.Name, MutantsName) }
+
+// OutDir is _output/<line>: everything made for the line.
+func (l Line) OutDir() string { return l.path(OutputDir, l.Name) }
+
+// TreeDir is the patched tree, BinDir the built binaries, TestBinDir the
+// binaries built for tests only, WorkDir the harness's worktrees,
+// RebaseDir a rebase or bump in progress, PortDir a port in progress.
+func (l Line) TreeDir() string    { return l.path(OutputDir, l.Name, "src", "kubernetes") }
+func (l Line) BinDir() string     { return l.path(OutputDir, l.Name, "bin") }
+func (l Line) TestBinDir() string { return l.path(OutputDir, l.Name, "test", "bin") }
+func (l Line) WorkDir() string    { return l.path(OutputDir, l.Name, "work") }
+func (l Line) RebaseDir() string  { return l.path(OutputDir, l.Name, "rebase") }
+func (l Line) PortDir() string    { return l.path(OutputDir, l.Name, "port") }
+
+// Mutant is the path of a Guards: trailer's mutant (relative to the line's
+// folder, e.g. mutants/x.patch).
+func (l Line) Mutant(rel string) string { return l.path(PatchesDir, l.Name, filepath.FromSlash(rel)) }
+
+// Pin reads the line's pin and checks that it is a release of the line.
+func (l Line) Pin() (*pin.Pin, error) {
+	p, err := pin.ReadFile(l.PinFile())
+	if err != nil {
+		return nil, err
+	}
+	if Minor(p.Version) != l.Name {
+		return nil, fmt.Errorf("%s: pins %s, which is not a release of line %s", l.PinFile(), p.Version, l.Name)
+	}
+	return p, nil
+}
+
+// Revision reads N of vX.Y.Z-carry.N.
+func (l Line) Revision() (int, error) {
+	data, err := os.ReadFile(l.RevisionFile())
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s:1: want a series revision (a whole number ≥ 1), got %q", l.RevisionFile(), strings.TrimSpace(string(data)))
+	}
+	return n, nil
+}
+
+// Version is the fork version of the line, vX.Y.Z-carry.N, and its pin.
+func (l Line) Version() (string, *pin.Pin, error) {
+	p, err := l.Pin()
+	if err != nil {
+		return "", nil, err
+	}
+	n, err := l.Revision()
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("%s-carry.%d", p.Version, n), p, nil
+}
+
+// EOL is the line's end-of-life note (the first line of EOL), or "" while
+// the line is supported.
+func (l Line) EOL() (string, error) {
+	data, err := os.ReadFile(l.EOLFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	note, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	if note == "" {
+		return "", fmt.Errorf("%s:1: empty; say why and since when the line is end-of-life", l.EOLFile())
+	}
+	return note, nil
+}
+
+// List returns the lines of the repository at root, oldest first. Every
+// folder under patches/ must be a line.
+func List(root string) ([]Line, error) {
+	entries, err := os.ReadDir(filepath.Join(root, PatchesDir))
+	if err != nil {
+		return nil, err
+	}
+	var lines []Line
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			// Staging and backup folders of a command in progress.
+			continue
+		}
+		if !e.IsDir() {
+			return nil, fmt.Errorf("%s: only line folders (vA.B) belong in %s/", filepath.Join(root, PatchesDir, e.Name()), PatchesDir)
+		}
+		if !ValidName(e.Name()) {
+			return nil, fmt.Errorf("%s: not a line folder: want vA.B (e.g. v1.37)", filepath.Join(root, PatchesDir, e.Name()))
+		}
+		lines = append(lines, Line{Root: root, Name: e.Name()})
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%s: no release lines (folders vA.B)", filepath.Join(root, PatchesDir))
+	}
+	slices.SortFunc(lines, func(a, b Line) int { return semver.Compare(a.Name, b.Name) })
+	return lines, nil
+}
+
+// Get returns the line name, or the newest line when name is empty. An
+// unknown name is an error that lists the lines there are.
+func Get(root, name string) (Line, error) {
+	lines, err := List(root)
+	if err != nil {
+		return Line{}, err
+	}
+	if name == "" {
+		return lines[len(lines)-1], nil
+	}
+	for _, l := range lines {
+		if l.Name == name {
+			return l, nil
+		}
+	}
+	return Line{}, &UnknownError{Name: name, Lines: Names(lines)}
+}
+
+// UnknownError is a line name that has no folder.
+type UnknownError struct {
+	Name  string
+	Lines []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("LINE=%s: no such release line; the lines are: %s", e.Name, strings.Join(e.Lines, ", "))
+}
+
+// Names are the names of lines.
+func Names(lines []Line) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+// Supported are the lines without an EOL note.
+func Supported(lines []Line) ([]Line, error) {
+	var out []Line
+	for _, l := range lines {
+		eol, err := l.EOL()
+		if err != nil {
+			return nil, err
+		}
+		if eol == "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test: prove release lines with the harness (go test ./tests).
+#   LINE=vA.B scripts/test.sh   the full proof of that line
+#   scripts/test.sh             the full proof of the newest line, then the
+#                               line proof of every other supported line
+# The full proof: series lint, exact apply, every Test:, the touched
+# packages' upstream suites, regression proofs, mutants, the binary smoke
+# test, the matrix, and the checks of the built binaries. The line proof:
+# lint, exact apply, build, etcd, every Test: (the integration scenarios
+# among them) and the checks of the built binaries. Each line is fetched,
+# applied and built first (cached when nothing changed).
+# RUN (a go test -run pattern) narrows the harness; TEST_TIMEOUT bounds it.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+timeout=${TEST_TIMEOUT:-60m}
+
+prepare() {
+	LINE=$1 "$ROOT/scripts/fetch.sh"
+	LINE=$1 "$ROOT/scripts/apply.sh"
+	LINE=$1 "$ROOT/scripts/build.sh"
+	LINE=$1 "$ROOT/scripts/etcd.sh"
+}
+
+# harness LINE PROOF [RUN]
+harness() {
+	local run=${3:-${RUN:-}}
+	log "test: line $1: $2 proof"
+	(cd "$ROOT" && LINE=$1 KUBE_CARRY_PROOF=$2 go test -count=1 -timeout "$timeout" ./tests/... -v -run "$run")
+}
+
+log "test: the tooling's own tests (cmd/, internal/)"
+(cd "$ROOT" && go test -count=1 ./cmd/... ./internal/...)
+
+if [[ -n "${LINE:-}" ]]; then
+	line_paths
+	prepare "$LINE"
+	harness "$LINE" full
+	exit 0
+fi
+
+read -r -a supported < <(carry lines -offline -supported)
+newest=${supported[-1]}
+prepare "$newest"
+harness "$newest" full
+for l in "${supported[@]}"; do
+	[[ "$l" == "$newest" ]] && continue
+	prepare "$l"
+	harness "$l" line '^(TestSeries|TestBinaries|TestEtcdBinary)$'
+done
+log "test: full proof of $newest; line proof of ${supported[*]:0:${#supported[@]}-1}"
