@@ -90,14 +90,14 @@ port: ## carry patches to another line: make port P='<patch>...' FROM=vA.B TO=vC
 	scripts/port.sh start $(FROM) $(TO) $(P)
 
 .PHONY: port-continue
-port-continue: ## go on with a port after resolving its conflict: make port-continue TO=vC.D
-	@[[ -n "$(TO)" ]] || { echo "usage: make port-continue TO=vC.D" >&2; exit 2; }
-	scripts/port.sh continue $(TO)
+port-continue: ## go on with a port after resolving its conflict: make port-continue TO=vC.D (or LINE=vC.D)
+	@[[ -n "$(or $(TO),$(LINE))" ]] || { echo "usage: make port-continue TO=vC.D" >&2; exit 2; }
+	scripts/port.sh continue $(or $(TO),$(LINE))
 
 .PHONY: port-abort
-port-abort: ## throw a port away: make port-abort TO=vC.D
-	@[[ -n "$(TO)" ]] || { echo "usage: make port-abort TO=vC.D" >&2; exit 2; }
-	scripts/port.sh abort $(TO)
+port-abort: ## throw a port away: make port-abort TO=vC.D (or LINE=vC.D)
+	@[[ -n "$(or $(TO),$(LINE))" ]] || { echo "usage: make port-abort TO=vC.D" >&2; exit 2; }
+	scripts/port.sh abort $(or $(TO),$(LINE))
 
 .PHONY: pin
 pin: ## (re)compute the pin of a release, patches/vA.B/UPSTREAM: make pin VERSION=vA.B.C (a new minor starts an empty line)

@@ -115,6 +115,35 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 			return err
 		}
 	}
+	// A ported patch enters the line's folder as its source file (the
+	// export below rewrites it from its commit on this line), with the
+	// mutants its Guards: trailers name, when the line has none of that
+	// name: the line's full proof shows whether they still apply and die.
+	for i, p := range s.Patches {
+		if !s.isPorted(p) || s.Results[i].Outcome == Upstream || s.Results[i].Outcome == Skipped {
+			continue
+		}
+		if err := copyFile(p, filepath.Join(stage, filepath.Base(p))); err != nil {
+			return err
+		}
+		pt, err := series.ReadPatch(p)
+		if err != nil {
+			return err
+		}
+		for _, g := range pt.Guards {
+			dst := filepath.Join(stage, filepath.FromSlash(g.Mutant))
+			if _, err := os.Stat(dst); err == nil {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := copyFile(filepath.Join(filepath.Dir(p), filepath.FromSlash(g.Mutant)), dst); err != nil {
+				return err
+			}
+			progress("%s: %s: carried its mutant %s", s.Verb(), filepath.Base(p), g.Mutant)
+		}
+	}
 	if err := tree.WriteSeries(filepath.Join(stage, "series"), s.Kept()); err != nil {
 		return err
 	}
@@ -207,18 +236,29 @@ func unreleasedSection(text, version string) int {
 	return -1
 }
 
-// portRevision is the revision after a port: unchanged while CHANGELOG.md
-// has an unreleased section for the line's current version (the change
-// joins that release), else the next one.
+// portRevision is the revision after a port: the next one once the line's
+// current version is released (CHANGELOG.md has its section, not marked
+// unreleased); unchanged while it is not (the change joins that release).
 func (s *Session) portRevision(changelog string, current int) int {
 	if current < 1 {
 		return 1
 	}
 	data, _ := os.ReadFile(changelog)
-	if unreleasedSection(string(data), fmt.Sprintf("%s-carry.%d", s.To, current)) >= 0 {
-		return current
+	if releasedSection(string(data), fmt.Sprintf("%s-carry.%d", s.To, current)) {
+		return current + 1
 	}
-	return current + 1
+	return current
+}
+
+// releasedSection reports whether text has a section for version that is
+// not marked unreleased.
+func releasedSection(text, version string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if (strings.HasPrefix(l, "## "+version+" ") || l == "## "+version) && !strings.Contains(l, "unreleased") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) draftChangelog(file, out string, revision int) error {
@@ -270,4 +310,12 @@ func (s *Session) draftChangelog(file, out string, revision int) error {
 		text += "\n" + b.String()
 	}
 	return txn.WriteFile(out, []byte(text))
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
 }
