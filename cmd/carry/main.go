@@ -1123,8 +1123,8 @@ Nothing in patches/ has changed yet.`,
 	return nil
 }
 
-// EtcdModule is the module etcd is built from; tools/etcd/<etcd minor>/
-// pins one version of it per etcd minor the lines need.
+// EtcdModule is the module etcd is built from; tools/etcd/<X.Y.Z>/ pins
+// each etcd version a line's upstream tests with.
 const (
 	EtcdModule = "go.etcd.io/etcd/server/v3"
 	EtcdTools  = "tools/etcd"
@@ -1145,11 +1145,11 @@ func cmdEtcdVersion(args []string) error {
 		return fmt.Errorf("%s: no ETCD_VERSION=${ETCD_VERSION:-X.Y.Z} line", script)
 	}
 	want := "v" + string(m[1])
-	dir := filepath.Join(EtcdTools, strings.TrimPrefix(etcdMinor(want), "v"))
+	dir := filepath.Join(EtcdTools, strings.TrimPrefix(want, "v"))
 	gomod := filepath.Join(dir, "go.mod")
 	gm, err := os.ReadFile(gomod)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("upstream %s (line %s) wants etcd %s (%s), but there is no %s; add it: mkdir -p %s && cd %s && go mod init kube-carry/tools/etcd && go get -tool %s@%s", mustUpstream(), ln.Name, want, script, gomod, dir, dir, EtcdModule, want)
+		return fmt.Errorf("upstream %s (line %s) wants etcd %s (%s), but there is no %s; add it: mkdir -p %s && cd %s && go mod init github.com/kube-carry/kube-carry/%s && go get -tool %s@%s", mustUpstream(), ln.Name, want, script, gomod, dir, dir, dir, EtcdModule, want)
 	}
 	if err != nil {
 		return err
@@ -1168,14 +1168,6 @@ func cmdEtcdVersion(args []string) error {
 		}
 	}
 	return fmt.Errorf("%s: does not require %s", gomod, EtcdModule)
-}
-
-func etcdMinor(v string) string {
-	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
-	if len(parts) < 2 {
-		return v
-	}
-	return "v" + parts[0] + "." + parts[1]
 }
 
 func mustUpstream() string {

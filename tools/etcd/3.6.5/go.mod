@@ -1,6 +1,6 @@
 // The etcd that integration tests run against, built from the Go module
 // proxy at the version upstream's hack/lib/etcd.sh names for the pin.
-module github.com/kube-carry/kube-carry/tools/etcd/3.6
+module github.com/kube-carry/kube-carry/tools/etcd/3.6.5
 
 go 1.24.0
 
