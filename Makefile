@@ -59,6 +59,10 @@ matrix: ## apply-only check of the line's series on each of VERSIONS: patch × v
 	@[[ -n "$(VERSIONS)" ]] || { echo "usage: make matrix VERSIONS='vA.B.C ...' [LINE=vA.B]" >&2; exit 2; }
 	scripts/matrix.sh $(VERSIONS)
 
+.PHONY: matrix-newest
+matrix-newest: ## the matrix of the line's series on the newest releases the proxy serves (each supported minor's and any newer minor's): what the weekly CI job runs
+	scripts/matrix.sh -newest
+
 .PHONY: rebase
 rebase: ## move the line's series to another release: make rebase TO=vA.B.C (another minor starts that line); stops on a conflict
 	@[[ -n "$(TO)" ]] || { echo "usage: make rebase TO=vA.B.C [LINE=vA.B]" >&2; exit 2; }

@@ -295,6 +295,7 @@ func newestServed(minor, pinned string) (string, []string, error) {
 		return "", nil, err
 	}
 	var unusable []string
+	// Releases of a minor without a pin ("") are tried down to the first.
 	for i := len(rels) - 1; i >= 0 && rels[i] != pinned; i-- {
 		if _, err := g.Download(pin.MainModule, rels[i]); err != nil {
 			unusable = append(unusable, fmt.Sprintf("%s is listed but not usable: %v", rels[i], err))
@@ -603,8 +604,16 @@ func cmdLdflags(args []string) error {
 // merge finds the blobs the patches were made against. A release that
 // cannot be assembled fails its column; the others still run.
 func cmdMatrix(args []string) error {
+	if len(args) == 1 && args[0] == "-newest" {
+		versions, err := newestReleases()
+		if err != nil {
+			return err
+		}
+		progress("matrix: the newest releases the module proxy serves: %s", strings.Join(versions, " "))
+		args = versions
+	}
 	if len(args) == 0 {
-		return errors.New("usage: carry matrix VERSION... (e.g. v1.37.2 v1.38.0)")
+		return errors.New("usage: carry matrix VERSION... (e.g. v1.37.2 v1.38.0) | carry matrix -newest")
 	}
 	p, err := ln.Pin()
 	if err != nil {
@@ -734,6 +743,48 @@ func writeMatrixJSON(names []string, cols []rebase.Column) error {
 		return err
 	}
 	return txn.WriteFile(MatrixJSON, append(data, '\n'))
+}
+
+// newestReleases are the releases a watch of upstream checks: the newest
+// patch release the proxy serves of every supported line's minor, and of
+// the minors after the newest line that the proxy has already.
+func newestReleases() ([]string, error) {
+	lines, err := line.List(root)
+	if err != nil {
+		return nil, err
+	}
+	supported, err := line.Supported(lines)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range supported {
+		p, err := l.Pin()
+		if err != nil {
+			return nil, err
+		}
+		newest, _, err := newestServed(l.Name, p.Version)
+		if err != nil {
+			return nil, fmt.Errorf("line %s: %w", l.Name, err)
+		}
+		out = append(out, newest)
+	}
+	next := supported[len(supported)-1].Name
+	for {
+		var major, minor int
+		if _, err := fmt.Sscanf(next, "v%d.%d", &major, &minor); err != nil {
+			return nil, err
+		}
+		next = fmt.Sprintf("v%d.%d", major, minor+1)
+		newest, _, err := newestServed(next, "")
+		if err != nil {
+			return nil, err
+		}
+		if newest == "" {
+			return out, nil
+		}
+		out = append(out, newest)
+	}
 }
 
 func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]rebase.Result, error) {

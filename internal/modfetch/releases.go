@@ -97,16 +97,17 @@ func Releases(minor, from string, l Lister) ([]string, error) {
 		out = append(out, from)
 	}
 	slices.SortFunc(out, semver.Compare)
+	// Probe the following patch releases (from vA.B.0 when nothing is
+	// known) until the proxy has none.
 	next := minor + ".0"
-	if len(out) > 0 {
-		next = out[len(out)-1]
-	}
-	// Probe the following patch releases until the proxy has none.
-	for {
-		var err error
-		next, err = nextPatch(next)
-		if err != nil {
-			return nil, err
+	for i := 0; ; i++ {
+		if len(out) > 0 {
+			var err error
+			if next, err = nextPatch(out[len(out)-1]); err != nil {
+				return nil, err
+			}
+		} else if i > 0 {
+			break
 		}
 		ok, err := l.Exists(pin.MainModule, next)
 		if err != nil {
