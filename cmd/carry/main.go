@@ -76,6 +76,9 @@ func init() {
 // ln is the line the command works on.
 var ln line.Line
 
+// pinLine is the line --line or LINE named for `carry pin`.
+var pinLine string
+
 func main() {
 	args := os.Args[1:]
 	lineName := os.Getenv("LINE")
@@ -114,7 +117,11 @@ func main() {
 			fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
 		}
 		ln = l
-	} else if lineName != "" && args[0] != "pin" {
+	} else if args[0] == "pin" {
+		// The line of a pin is its release's minor; --line or LINE only
+		// has to agree with it.
+		pinLine = lineName
+	} else if lineName != "" {
 		if _, err := line.Get(root, lineName); err != nil {
 			fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
 		}
@@ -315,7 +322,7 @@ func cmdPin(args []string) error {
 		return err
 	}
 	l := line.Line{Root: root, Name: line.Minor(version)}
-	if want := os.Getenv("LINE"); want != "" && want != l.Name {
+	if want := pinLine; want != "" && want != l.Name {
 		return fmt.Errorf("VERSION=%s is a release of line %s, not LINE=%s", version, l.Name, want)
 	}
 	p, err := modfetch.Compute(version, modfetch.GoCommand{}, progress)

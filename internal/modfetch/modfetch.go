@@ -103,7 +103,8 @@ func (g GoCommand) Download(modPath, version string) (*Downloaded, error) {
 }
 
 func isNotServed(msg string) bool {
-	for _, s := range []string{"404 Not Found", "410 Gone", "403 Forbidden", "not available", "unknown revision", "invalid version"} {
+	// The last: what a GOPROXY=file:// proxy says of a missing version.
+	for _, s := range []string{"404 Not Found", "410 Gone", "403 Forbidden", "not available", "unknown revision", "invalid version", "no such file or directory"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

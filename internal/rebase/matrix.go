@@ -216,6 +216,15 @@ func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	// git runs in the clone's parent: both paths must not depend on the
+	// caller's working directory.
+	src, err := filepath.Abs(t.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
@@ -225,7 +234,7 @@ func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
 	}
 	defer os.RemoveAll(tmp)
 	g := tree.Git{Dir: filepath.Dir(tmp)}
-	if _, err := g.Run("clone", "-q", "--no-checkout", t.Dir, tmp); err != nil {
+	if _, err := g.Run("clone", "-q", "--no-checkout", src, tmp); err != nil {
 		return nil, err
 	}
 	c := &tree.Tree{Git: tree.Git{Dir: tmp}}

@@ -179,7 +179,7 @@ func (s *Session) Continue(progress Progress) error {
 				return err
 			}
 		}
-		progress("rebase: %s: %s (%s)", r.Patch, r.Outcome, r.Detail)
+		progress("%s: %s: %s (%s)", s.Verb(), r.Patch, r.Outcome, r.Detail)
 		s.Results = append(s.Results, r)
 		s.Stopped, s.StoppedAt, s.Conflict = false, "", nil
 		if err := s.save(); err != nil {
