@@ -152,8 +152,10 @@ func carryOut(t *testing.T, dir string, args ...string) string {
 	cmd := exec.Command("go", append([]string{"run", "./cmd/carry"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err)
+	require.NoError(t, err, "carry %s: %s", strings.Join(args, " "), stderr.String())
 	return string(out)
 }
 

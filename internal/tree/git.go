@@ -32,6 +32,13 @@ func GitEnv() []string {
 		"GIT_COMMITTER_EMAIL=" + IdentityEmail,
 		"GIT_TERMINAL_PROMPT=0",
 		"LC_ALL=C",
+		// No automatic gc or maintenance in the background: it locks
+		// refs while later commands (git am) of the same replay run.
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=gc.auto",
+		"GIT_CONFIG_VALUE_0=0",
+		"GIT_CONFIG_KEY_1=maintenance.auto",
+		"GIT_CONFIG_VALUE_1=false",
 	}
 }
 
