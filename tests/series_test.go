@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,6 +89,15 @@ func lintFiles(t *testing.T, fl line.Line, s *series.Series, patches []*series.P
 				t.Fatal(err)
 			}
 			t.Logf("%s: Upstream-Status %s, %d Test, %d Regression", got.Subject, got.Status.Kind, len(got.Tests), len(got.Regressions))
+			// A test-only patch shows that its test can fail: a mutant or
+			// an earlier fix.
+			if err := series.CheckTestOnly(got); err != nil {
+				var se *series.Error
+				if errors.As(err, &se) {
+					se.File = rel(se.File)
+				}
+				t.Error(err)
+			}
 		})
 	}
 }
