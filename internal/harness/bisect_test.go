@@ -110,7 +110,7 @@ func TestBisect(t *testing.T) {
 // TestBisectOfEverySeriesWithOneBreak tries every series of up to 17
 // commits in which a package appears at some commit and the suite breaks
 // at some commit from then on: Bisect finds the break in at most
-// 1 + ⌈log2 n⌉ runs.
+// 1 + ⌈log2 n⌉ runs, and has run the commit before it (Suite.Before).
 func TestBisectOfEverySeriesWithOneBreak(t *testing.T) {
 	for n := 1; n <= 17; n++ {
 		for appears := 0; appears < n; appears++ {
@@ -133,6 +133,9 @@ func TestBisectOfEverySeriesWithOneBreak(t *testing.T) {
 				got, ran := bisect(t, verdicts)
 				require.Equal(t, want, got, "series %v", verdicts)
 				require.LessOrEqual(t, len(ran), maxRuns(n), "series %v ran %v", verdicts, ran)
+				if want > 0 {
+					require.Contains(t, ran, want-1, "series %v: the commit before the culprit was run", verdicts)
+				}
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kube-carry/kube-carry/internal/gotest"
@@ -62,6 +64,9 @@ type Suite struct {
 	Culprit int
 	// Failing is its run at the culprit commit; nil when Culprit is -1.
 	Failing *Probe
+	// Before is its run at the commit before the culprit, where it does
+	// not fail; nil when Culprit is -1 or 0.
+	Before *Probe
 	// Runs is the number of commits it ran at (commits without the package
 	// not counted).
 	Runs int
@@ -99,7 +104,12 @@ func (s *Suites) Of(pkg string) (*Suite, error) {
 	}
 	su.Head = probes[len(s.Commits)-1]
 	if culprit >= 0 {
+		// The search ran the commit before the culprit too: it moved its
+		// lower bound past that commit.
 		su.Culprit, su.Failing = culprit, probes[culprit]
+		if culprit > 0 {
+			su.Before = probes[culprit-1]
+		}
 	}
 	if s.suites == nil {
 		s.suites = map[string]*Suite{}
@@ -108,7 +118,7 @@ func (s *Suites) Of(pkg string) (*Suite, error) {
 	return su, nil
 }
 
-// Done are the suites run so far.
+// Done are the suites run so far, by package.
 func (s *Suites) Done() []*Suite {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,6 +126,7 @@ func (s *Suites) Done() []*Suite {
 	for _, su := range s.suites {
 		out = append(out, su)
 	}
+	slices.SortFunc(out, func(a, b *Suite) int { return strings.Compare(a.Package, b.Package) })
 	return out
 }
 
@@ -139,9 +150,11 @@ const (
 	SuiteAbsent
 	// SuiteBrokenHere: it fails from this patch on; the patch broke it.
 	SuiteBrokenHere
-	// SuiteBrokenElsewhere: it fails from another patch on, or on
-	// upstream itself; not this patch's failure.
+	// SuiteBrokenElsewhere: it fails from another patch on; not this
+	// patch's failure.
 	SuiteBrokenElsewhere
+	// SuiteBrokenUpstream: it fails on upstream itself; no patch's failure.
+	SuiteBrokenUpstream
 )
 
 // For is how the suite stands for the patch of commit i (1 ≤ i <
@@ -149,9 +162,13 @@ const (
 func (su *Suite) For(i int) (Standing, string) {
 	switch {
 	case su.Culprit == i:
-		return SuiteBrokenHere, fmt.Sprintf("%s from this patch on", su.Failing.Result.Outcome)
+		before := "it passes at " + su.Name(i-1)
+		if su.Before.Verdict == NoPackage {
+			before = su.Name(i-1) + " does not have the package"
+		}
+		return SuiteBrokenHere, fmt.Sprintf("%s from this patch on; %s", su.Failing.Result.Outcome, before)
 	case su.Culprit == 0:
-		return SuiteBrokenElsewhere, fmt.Sprintf("fails on upstream %s itself", su.upstream)
+		return SuiteBrokenUpstream, fmt.Sprintf("fails on upstream %s itself", su.upstream)
 	case su.Culprit > 0:
 		return SuiteBrokenElsewhere, fmt.Sprintf("fails from %s on, not this patch", su.commits[su.Culprit].Patch)
 	case su.Head.Verdict == NoPackage:
@@ -161,4 +178,55 @@ func (su *Suite) For(i int) (Standing, string) {
 	default:
 		return SuitePasses, fmt.Sprintf("%d tests passed in %s", len(su.Head.Result.Passed), su.Head.Result.Elapsed.Round(1e8))
 	}
+}
+
+// SuiteSummary is a patch's SUITES cell of the report: the suites it broke,
+// then how many of its other suites pass, run no test, fail from another
+// patch on, fail on upstream itself, or are gone from the patched tree.
+type SuiteSummary struct {
+	Broke                                      []string
+	Pass, NoTests, Elsewhere, Upstream, Absent int
+}
+
+// Add counts the suite of pkg as it stands for the patch.
+func (s *SuiteSummary) Add(pkg string, st Standing) {
+	switch st {
+	case SuiteBrokenHere:
+		s.Broke = append(s.Broke, pkg)
+	case SuitePasses:
+		s.Pass++
+	case SuiteRunsNoTests:
+		s.NoTests++
+	case SuiteBrokenElsewhere:
+		s.Elsewhere++
+	case SuiteBrokenUpstream:
+		s.Upstream++
+	case SuiteAbsent:
+		s.Absent++
+	}
+}
+
+func (s SuiteSummary) String() string {
+	var parts []string
+	if len(s.Broke) > 0 {
+		parts = append(parts, "BROKE "+strings.Join(s.Broke, " "))
+	}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{s.Pass, "pass"},
+		{s.NoTests, "no tests"},
+		{s.Elsewhere, "broken by another patch"},
+		{s.Upstream, "broken upstream"},
+		{s.Absent, "gone"},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -3,8 +3,10 @@ package harness_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +56,7 @@ func TestSuiteFor(t *testing.T) {
 		"./units":    {F, F, F, F, F},
 		"./pools":    {N, N, P, P, P},
 		"./gone":     {P, P, P, P, N},
+		"./new":      {N, N, F, F, F},
 	}, probed)
 	noTests := &harness.Suites{Upstream: "v1.0.0", Commits: fakeSeries, Probe: func(harness.Commit, string) (*harness.Probe, error) {
 		return &harness.Probe{Verdict: harness.Passes, Result: &gotest.Result{Outcome: gotest.NoTests}}, nil
@@ -70,7 +73,7 @@ func TestSuiteFor(t *testing.T) {
 	}{
 		{
 			name: "the patch that broke a suite is blamed for it", suites: s, pkg: "./capacity", patch: 3,
-			want: harness.SuiteBrokenHere, wantNote: "tests failed from this patch on", wantRuns: 3, wantCulprit: 3,
+			want: harness.SuiteBrokenHere, wantNote: "tests failed from this patch on; it passes at pools-package", wantRuns: 3, wantCulprit: 3,
 		},
 		{
 			name: "an earlier patch that touches the broken suite passes it with a note naming the culprit", suites: s, pkg: "./capacity", patch: 1,
@@ -82,11 +85,15 @@ func TestSuiteFor(t *testing.T) {
 		},
 		{
 			name: "a suite that fails on upstream itself blames no patch", suites: s, pkg: "./units", patch: 3,
-			want: harness.SuiteBrokenElsewhere, wantNote: "fails on upstream v1.0.0 itself", wantRuns: 4, wantCulprit: 0,
+			want: harness.SuiteBrokenUpstream, wantNote: "fails on upstream v1.0.0 itself", wantRuns: 4, wantCulprit: 0,
 		},
 		{
 			name: "a suite that passes on the patched tree passes for every patch after one run", suites: s, pkg: "./pools", patch: 2,
 			want: harness.SuitePasses, wantNote: "1 tests passed in 0s", wantRuns: 1, wantCulprit: -1,
+		},
+		{
+			name: "a patch that adds a failing package is blamed for it, and the note says the commit before has no such package", suites: s, pkg: "./new", patch: 2,
+			want: harness.SuiteBrokenHere, wantNote: "tests failed from this patch on; capacity-oversell does not have the package", wantRuns: 2, wantCulprit: 2,
 		},
 		{
 			name: "a package the patched tree no longer has is absent, not failed", suites: s, pkg: "./gone", patch: 1,
@@ -107,9 +114,13 @@ func TestSuiteFor(t *testing.T) {
 			assert.Equal(t, tc.wantCulprit, su.Culprit)
 		})
 	}
-	t.Run("each suite is probed only by its first Of", func(t *testing.T) {
-		assert.Equal(t, map[string]int{"./capacity": 3, "./units": 4, "./pools": 1, "./gone": 1}, probed)
-		assert.Len(t, s.Done(), 4)
+	t.Run("each suite is probed only by its first Of, and Done lists them by package", func(t *testing.T) {
+		assert.Equal(t, map[string]int{"./capacity": 3, "./units": 4, "./pools": 1, "./gone": 1, "./new": 3}, probed)
+		var done []string
+		for _, su := range s.Done() {
+			done = append(done, su.Package)
+		}
+		assert.Equal(t, []string{"./capacity", "./gone", "./new", "./pools", "./units"}, done)
 	})
 }
 
@@ -175,7 +186,7 @@ func GiB(bytes int64) int64 { return bytes >> 30 }
 	assert.Equal(t, 3, capacity.Runs, "the patched tree, then patches 2 and 3")
 	for i, want := range map[int]string{
 		1: "fails from units-round-down on, not this patch",
-		3: "tests failed from this patch on",
+		3: "tests failed from this patch on; it passes at pools-package",
 		4: "fails from units-round-down on, not this patch",
 	} {
 		_, note := capacity.For(i)
@@ -223,4 +234,32 @@ func GiB(bytes int64) int64 { return bytes >> 30 }
 		require.NoError(t, err)
 		assert.Contains(t, string(culprit), fmt.Sprintf("# in %s\n", prober.Worktree))
 	})
+}
+
+func TestSuiteSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		suites map[string]harness.Standing
+		want   string
+	}{
+		{"a patch without upstream suites has none", nil, "-"},
+		{"suites that pass are counted", map[string]harness.Standing{"./a": harness.SuitePasses, "./b": harness.SuitePasses}, "2 pass"},
+		{
+			name: "a suite the patch broke comes first and is named, the others are counted by how they stand",
+			suites: map[string]harness.Standing{
+				"./a": harness.SuiteBrokenHere, "./b": harness.SuitePasses, "./c": harness.SuiteRunsNoTests,
+				"./d": harness.SuiteBrokenElsewhere, "./e": harness.SuiteBrokenUpstream, "./f": harness.SuiteAbsent,
+			},
+			want: "BROKE ./a, 1 pass, 1 no tests, 1 broken by another patch, 1 broken upstream, 1 gone",
+		},
+		{"a suite that runs no test is never counted as passing", map[string]harness.Standing{"./a": harness.SuiteRunsNoTests}, "1 no tests"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s harness.SuiteSummary
+			for _, pkg := range slices.Sorted(maps.Keys(tc.suites)) {
+				s.Add(pkg, tc.suites[pkg])
+			}
+			assert.Equal(t, tc.want, s.String())
+		})
+	}
 }
