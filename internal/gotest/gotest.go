@@ -205,12 +205,3 @@ func Run(dir string, env []string, args ...string) (*Result, error) {
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
-
-// Tail is the last n lines of the output, for reports.
-func (r *Result) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}

@@ -228,22 +228,6 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	r := &gotest.Result{Output: "a\nb\nc\nd\n"}
-	for _, tc := range []struct {
-		name string
-		n    int
-		want string
-	}{
-		{"the last two lines of four", 2, "c\nd"},
-		{"more lines than there are gives all of them", 10, "a\nb\nc\nd"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, r.Tail(tc.n))
-		})
-	}
-}
-
 // fixtureModule writes a module example.com/fix with one package and the
 // given test file into a temporary directory.
 func fixtureModule(t *testing.T, testFile string) string {
