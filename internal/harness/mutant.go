@@ -91,7 +91,7 @@ func TryMutant(wt tree.Git, head, mutant string, run func(dir string) (*gotest.R
 			m.Detail = "the test binary failed outside any test"
 		}
 	case DoesNotBuild:
-		m.Detail = "the tree with the mutant does not build, which proves nothing; a mutant must compile"
+		m.Detail = "a tree that does not build proves nothing; a mutant must compile"
 	case Survived:
 		m.Detail = "the guard passes with the mutant: it does not catch the bug"
 		if r.Outcome == gotest.NoTests {

@@ -110,7 +110,7 @@ diff --git a/capacity/capacity.go b/capacity/capacity.go
 	}{
 		{"a mutant that the guard catches is killed", "killed", harness.Killed, "failed: TestFree", true},
 		{"a mutant that the guard does not catch survives", "survived", harness.Survived, "the guard passes with the mutant: it does not catch the bug", true},
-		{"a mutant that does not compile does not build, which is no kill", "does not build", harness.DoesNotBuild, "the tree with the mutant does not build, which proves nothing; a mutant must compile", true},
+		{"a mutant that does not compile does not build, which is no kill", "does not build", harness.DoesNotBuild, "a tree that does not build proves nothing; a mutant must compile", true},
 		{"a mutant that does not apply to the patched tree runs no guard", "does not apply", harness.DoesNotApply, "error: patch failed: capacity/capacity.go:1", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

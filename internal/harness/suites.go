@@ -176,7 +176,12 @@ func (su *Suite) For(i int) (Standing, string) {
 	case su.Head.Result.Outcome == gotest.NoTests:
 		return SuiteRunsNoTests, "no tests"
 	default:
-		return SuitePasses, fmt.Sprintf("%d tests passed in %s", len(su.Head.Result.Passed), su.Head.Result.Elapsed.Round(1e8))
+		n := len(su.Head.Result.Passed)
+		tests := "tests"
+		if n == 1 {
+			tests = "test"
+		}
+		return SuitePasses, fmt.Sprintf("%d %s passed in %s", n, tests, su.Head.Result.Elapsed.Round(1e8))
 	}
 }
 

@@ -89,7 +89,7 @@ func TestSuiteFor(t *testing.T) {
 		},
 		{
 			name: "a suite that passes on the patched tree passes for every patch after one run", suites: s, pkg: "./pools", patch: 2,
-			want: harness.SuitePasses, wantNote: "1 tests passed in 0s", wantRuns: 1, wantCulprit: -1,
+			want: harness.SuitePasses, wantNote: "1 test passed in 0s", wantRuns: 1, wantCulprit: -1,
 		},
 		{
 			name: "a patch that adds a failing package is blamed for it, and the note says the commit before has no such package", suites: s, pkg: "./new", patch: 2,
