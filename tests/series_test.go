@@ -243,7 +243,7 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 
 	t.Run("regression", func(t *testing.T) {
 		if p.RegressionNone != "" {
-			setRow(name, func(r *row) { r.Regression = "none (" + p.RegressionNone + ")" })
+			setRow(name, func(r *row) { r.Regression = "none (" + harness.Cell(p.RegressionNone) + ")" })
 			t.Skipf("Regression: none (%s)", p.RegressionNone)
 		}
 		// The tree without the fix: the patch's parent plus its test files

@@ -119,3 +119,20 @@ func MustFail(res *gotest.Result) error {
 		return errors.New("the test binary failed outside any test without the fix (a panic, a timeout or a bad flag), which is not a failing test")
 	}
 }
+
+// maxCell is the most characters of free text in a cell of the report.
+const maxCell = 48
+
+// Cell shortens free text (a `Regression: none` reason) for a cell of the
+// report: up to its first ';' or ',' and at most 48 characters; the patch
+// has the rest.
+func Cell(text string) string {
+	if i := strings.IndexAny(text, ";,"); i >= 0 {
+		text = text[:i]
+	}
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > maxCell {
+		text = strings.TrimSpace(string(r[:maxCell-1])) + "…"
+	}
+	return text
+}

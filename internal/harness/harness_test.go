@@ -141,3 +141,20 @@ func TestReport(t *testing.T) {
 		})
 	}
 }
+
+func TestCell(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"a short reason is kept", "API addition", "API addition"},
+		{"a reason is cut at its first semicolon", "test-only: the fix is the test; 5 of 10 runs failed before", "test-only: the fix is the test"},
+		{"a reason is cut at its first comma", "test-only: the binary smoke test runs from kube-carry's harness, TestSmokeBinary", "test-only: the binary smoke test runs from kube…"},
+		{"a long reason is cut at 48 characters with an ellipsis", "API addition: the capacity check uses it from volumebinding-count-selected-node-reservations.patch", "API addition: the capacity check uses it from v…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := harness.Cell(tc.text)
+			assert.Equal(t, tc.want, got)
+			assert.LessOrEqual(t, len([]rune(got)), 48)
+		})
+	}
+}
