@@ -12,6 +12,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"github.com/kube-carry/kube-carry/internal/harness"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/series"
@@ -81,10 +82,16 @@ var goEnv = []string{
 	"PATH=" + ln.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH"),
 }
 
+// logs holds the full log of every check of this run, under
+// _output/<line>/logs/<patch>/<check>.log; a failed check prints the
+// failing tests' own output and the path of its log.
+var logs = harness.Logs{Dir: ln.LogDir()}
+
 // report collects one row per patch for the table printed at the end.
 type row struct {
 	Patch      string
 	Tests      string
+	Suites     string
 	Regression string
 	Mutants    string
 	Result     string
@@ -101,7 +108,7 @@ func rowFor(patch string) *row {
 	defer reportMu.Unlock()
 	r, ok := rows[patch]
 	if !ok {
-		r = &row{Patch: patch, Tests: "-", Regression: "-", Mutants: "-"}
+		r = &row{Patch: patch, Tests: "-", Suites: "-", Regression: "-", Mutants: "-"}
 		rows[patch] = r
 		order = append(order, patch)
 	}
@@ -115,21 +122,24 @@ func setRow(patch string, f func(r *row)) {
 	f(r)
 }
 
-type mutantRow struct{ Mutant, KilledBy, Result string }
+type mutantRow struct{ Mutant, Guard, Result string }
 
 var mutantRows []mutantRow
 
-func recordMutant(mutant, test string, killed bool) {
+// recordMutant adds a mutant's row: its outcome (harness.MutantOutcome) or
+// why it was not tried.
+func recordMutant(mutant, guard, result string) {
 	reportMu.Lock()
 	defer reportMu.Unlock()
-	result := "SURVIVED"
-	if killed {
-		result = "killed"
-	}
-	mutantRows = append(mutantRows, mutantRow{Mutant: mutant, KilledBy: test, Result: result})
+	mutantRows = append(mutantRows, mutantRow{Mutant: mutant, Guard: guard, Result: result})
 }
 
 func TestMain(m *testing.M) {
+	// The logs are those of this run only.
+	if err := os.RemoveAll(ln.LogDir()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	printReport()
 	os.Exit(code)
@@ -141,26 +151,29 @@ func printReport() {
 	if len(order) == 0 {
 		return
 	}
-	keys := order
+	upstream := "?"
+	if p, err := ln.Pin(); err == nil {
+		upstream = p.Version
+	}
 	fmt.Println()
-	fmt.Printf("kube-carry series report: line %s (%s proof)\n", ln.Name, proof)
+	fmt.Printf("kube-carry series report: line %s, upstream %s (%s proof); full logs in %s\n", ln.Name, upstream, proof, rel(ln.LogDir()))
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PATCH\tTESTS\tREGRESSION PROOF\tMUTANTS KILLED\tRESULT")
-	for _, k := range keys {
+	fmt.Fprintln(w, "PATCH\tTESTS\tSUITES\tREGRESSION PROOF\tMUTANTS KILLED\tRESULT")
+	for _, k := range order {
 		r := rows[k]
 		result := r.Result
 		if result == "" {
 			result = "not run"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Patch, r.Tests, r.Regression, r.Mutants, result)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Patch, r.Tests, r.Suites, r.Regression, r.Mutants, result)
 	}
 	w.Flush()
 	if len(mutantRows) > 0 {
 		fmt.Println()
 		w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "MUTANT\tKILLED BY\tRESULT")
+		fmt.Fprintln(w, "MUTANT\tGUARD\tRESULT")
 		for _, m := range mutantRows {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", m.Mutant, m.KilledBy, m.Result)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", m.Mutant, m.Guard, m.Result)
 		}
 		w.Flush()
 	}
@@ -174,6 +187,9 @@ type loaded struct {
 	tree    *tree.Tree
 	// commits[i] is the tree commit of series entry i.
 	commits []string
+	// suites are the upstream suites of the packages the series touches,
+	// run (and bisected when they fail) once per harness run.
+	suites *harness.Suites
 }
 
 func load(t *testing.T) *loaded {

@@ -1,31 +1,39 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kube-carry/kube-carry/internal/gotest"
+	"github.com/kube-carry/kube-carry/internal/harness"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
 
 // TestSeries lints the series, then proves every patch: its Test: lines and
-// the upstream suites of the packages it touches pass on the patched tree,
-// and every Regression: test fails on the tree without the patch's fix and
-// passes with it.
+// the upstream suites of the packages it touches pass on the patched tree
+// (a failing suite is blamed on the patch that broke it), and every
+// Regression: test fails on the tree without the patch's fix and passes
+// with it.
 func TestSeries(t *testing.T) {
 	l := load(t)
 	t.Run("lint", func(t *testing.T) { lint(t, l) })
 	if t.Failed() {
 		t.Fatal("the series does not lint; no patch is proven on a tree that is not the series")
+	}
+	l.suites = newSuites(t, l)
+	if proof == proofFull {
+		t.Run("suites", func(t *testing.T) { proveSuites(t, l) })
 	}
 	for i, p := range l.patches {
 		t.Run(patchName(p.File), func(t *testing.T) { provePatch(t, l, i, p) })
@@ -88,6 +96,15 @@ func lintFiles(t *testing.T, fl line.Line, s *series.Series, patches []*series.P
 				t.Fatal(err)
 			}
 			t.Logf("%s: Upstream-Status %s, %d Test, %d Regression", got.Subject, got.Status.Kind, len(got.Tests), len(got.Regressions))
+			// A test-only patch shows that its test can fail: a mutant or
+			// an earlier fix.
+			if err := series.CheckTestOnly(got); err != nil {
+				var se *series.Error
+				if errors.As(err, &se) {
+					se.File = rel(se.File)
+				}
+				t.Error(err)
+			}
 		})
 	}
 }
@@ -146,6 +163,7 @@ func lint(t *testing.T, l *loaded) {
 
 func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 	name := patchName(p.File)
+	file := rel(p.File)
 	rowFor(name)
 	ok := true
 	defer func() {
@@ -161,13 +179,14 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 	passed := 0
 	t.Run("test", func(t *testing.T) {
 		for _, gt := range p.Tests {
-			res := runGoTest(t, l.tree.Dir, append([]string{gt.Package}, gt.Flags...)...)
-			if res.Outcome != gotest.Passed {
-				t.Errorf("Test: %s: %s\n%s", gt, res.Outcome, res.Tail(40))
+			at := harness.At(file, "Test", gt)
+			res, log := runCheck(t, l.tree.Dir, name, harness.LogName("test", fmt.Sprintf("L%d", gt.Line)), gt)
+			if err := harness.MustPass(res); err != nil {
+				t.Errorf("%s: %v\n%s", at, err, harness.Report(res, log))
 				continue
 			}
 			passed++
-			t.Logf("Test: %s: %d passed in %s", gt, len(res.Passed), res.Elapsed.Round(1e8))
+			t.Logf("%s: %d passed in %s", at, len(res.Passed), res.Elapsed.Round(1e8))
 		}
 	})
 	setRow(name, func(r *row) { r.Tests = fmt.Sprintf("%d/%d pass", passed, len(p.Tests)) })
@@ -176,6 +195,7 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 		// The line proof: Test: lines only. The table says what was left
 		// to the full proof (make test LINE=...).
 		setRow(name, func(r *row) {
+			r.Suites = "not run (line proof)"
 			r.Regression = "not run (line proof)"
 			if len(p.Guards) > 0 {
 				r.Mutants = "not run (line proof)"
@@ -185,36 +205,45 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 	}
 
 	t.Run("suite", func(t *testing.T) {
-		pkgs := p.Packages()
-		if len(pkgs) == 0 {
-			t.Log("the patch touches no Go package")
-			return
-		}
-		// Every suite runs on the fully patched tree, so a package that
-		// several patches touch is tested once and its result shared.
-		base, _, err := l.tree.Base()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pkg := range pkgs {
-			if _, err := l.tree.Run("cat-file", "-e", base+":"+strings.TrimPrefix(pkg, "./")); err != nil {
+		// Each suite ran once on the patched tree (TestSeries/suites); a
+		// failing one was bisected, and only the patch from which on it
+		// fails is blamed.
+		var sum harness.SuiteSummary
+		touched := map[string]bool{}
+		for _, pkg := range p.Packages() {
+			touched[pkg] = true
+			if !upstreamPackage(t, l, pkg) {
 				// A package the series adds has no upstream suite: its
 				// tests are the patch's Test: lines.
 				t.Logf("%s is new in the series: no upstream suite", pkg)
 				continue
 			}
-			res := suiteResult(t, l.tree.Dir, pkg)
-			if res.Outcome != gotest.Passed && res.Outcome != gotest.NoTests {
-				t.Errorf("upstream suite of %s: %s\nfailed: %s\n%s", pkg, res.Outcome, strings.Join(res.Failed, ", "), res.Tail(60))
+			su, err := l.suites.Of(pkg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, note := su.For(i + 1)
+			sum.Add(pkg, st)
+			if st == harness.SuiteBrokenHere {
+				t.Errorf("upstream suite of %s: %s:\n%s", pkg, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
 				continue
 			}
-			t.Logf("upstream suite of %s: %d tests passed in %s", pkg, len(res.Passed), res.Elapsed.Round(1e8))
+			t.Logf("upstream suite of %s: %s", pkg, note)
 		}
+		// A patch can break the suite of a package it does not touch.
+		for _, su := range l.suites.Done() {
+			if su.Culprit == i+1 && !touched[su.Package] {
+				_, note := su.For(i + 1)
+				sum.Add(su.Package, harness.SuiteBrokenHere)
+				t.Errorf("upstream suite of %s, a package this patch does not touch: %s:\n%s", su.Package, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
+			}
+		}
+		setRow(name, func(r *row) { r.Suites = sum.String() })
 	})
 
 	t.Run("regression", func(t *testing.T) {
 		if p.RegressionNone != "" {
-			setRow(name, func(r *row) { r.Regression = "none (" + p.RegressionNone + ")" })
+			setRow(name, func(r *row) { r.Regression = "none (" + harness.Cell(p.RegressionNone) + ")" })
 			t.Skipf("Regression: none (%s)", p.RegressionNone)
 		}
 		// The tree without the fix: the patch's parent plus its test files
@@ -223,6 +252,7 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 		var parentTree *tree.Tree
 		proven := 0
 		for _, gt := range p.Regressions {
+			at := harness.At(file, "Regression", gt)
 			var wt *tree.Tree
 			if gt.Without == "" {
 				if parentTree == nil {
@@ -234,23 +264,19 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 			} else {
 				wt = treeWithout(t, l, i, name, gt.Without)
 			}
-			without := runGoTest(t, wt.Dir, append([]string{gt.Package}, gt.Flags...)...)
-			switch without.Outcome {
-			case gotest.TestsFailed:
-				t.Logf("Regression: %s: FAILS without the fix (%s)", gt, strings.Join(without.Failed, ", "))
-			case gotest.BuildFailed:
-				t.Errorf("Regression: %s: the tests do not build without the fix, which proves nothing; keep the test files compiling on the parent:\n%s", gt, without.Tail(20))
-				continue
-			default:
-				t.Errorf("Regression: %s: %s without the fix; a regression test must fail without it", gt, without.Outcome)
+			check := harness.LogName("regression", fmt.Sprintf("L%d", gt.Line))
+			without, log := runCheck(t, wt.Dir, name, check+"-without-fix", gt)
+			if err := harness.MustFail(without); err != nil {
+				t.Errorf("%s: %v\n%s", at, err, harness.Report(without, log))
 				continue
 			}
-			with := runGoTest(t, l.tree.Dir, append([]string{gt.Package}, gt.Flags...)...)
-			if with.Outcome != gotest.Passed {
-				t.Errorf("Regression: %s: %s with the fix\n%s", gt, with.Outcome, with.Tail(40))
+			t.Logf("%s: FAILS without the fix (%s)", at, strings.Join(without.Failed, ", "))
+			with, log := runCheck(t, l.tree.Dir, name, check+"-with-fix", gt)
+			if err := harness.MustPass(with); err != nil {
+				t.Errorf("%s: with the fix: %v\n%s", at, err, harness.Report(with, log))
 				continue
 			}
-			t.Logf("Regression: %s: PASSES with the fix", gt)
+			t.Logf("%s: PASSES with the fix", at)
 			proven++
 		}
 		setRow(name, func(r *row) {
@@ -265,8 +291,9 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 
 // proveGuards shows that each guard test passes on the patched tree and
 // FAILS on the patched tree plus its mutant (a patch that re-introduces the
-// bug the guard is for). A mutant that does not apply, does not build, or
-// survives fails the proof.
+// bug the guard is for). Every mutant gets a row: killed, SURVIVED, does not
+// build, does not apply, or not tried when the guard fails on the patched
+// tree. All but killed fail the proof.
 func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 	head, err := l.tree.Line("rev-parse", "HEAD")
 	if err != nil {
@@ -275,63 +302,147 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 	wt := worktree(t, l.tree, name+"-mutants", head)
 	killed := 0
 	for _, g := range p.Guards {
-		args := append([]string{g.Test.Package}, g.Test.Flags...)
-		with := runGoTest(t, l.tree.Dir, args...)
-		if with.Outcome != gotest.Passed {
-			t.Errorf("guard %s: %s on the patched tree\n%s", g.Test, with.Outcome, with.Tail(40))
+		at := fmt.Sprintf("%s:%d: Guards: %s %s", rel(p.File), g.Line, g.Mutant, g.Test)
+		check := harness.LogName("guard", fmt.Sprintf("L%d", g.Line))
+		with, log := runCheck(t, l.tree.Dir, name, check+"-patched-tree", g.Test)
+		if err := harness.MustPass(with); err != nil {
+			recordMutant(g.Mutant, g.Test.String(), "not tried: the guard fails on the patched tree")
+			t.Errorf("%s: on the patched tree: %v\n%s", at, err, harness.Report(with, log))
 			continue
 		}
-		mutant := ln.Mutant(g.Mutant)
-		if _, err := wt.Run("apply", "--verbose", mutant); err != nil {
-			t.Errorf("mutant %s does not apply to the patched tree: %v", g.Mutant, err)
-			continue
-		}
-		res := runGoTest(t, wt.Dir, args...)
-		if _, err := wt.Run("reset", "-q", "--hard", head); err != nil {
+		var mlog string
+		m, err := harness.TryMutant(wt.Git, head, ln.Mutant(g.Mutant), func(dir string) (*gotest.Result, error) {
+			res, path, err := runLogged(dir, name, check+"-mutant", g.Test)
+			mlog = path
+			return res, err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		recordMutant(g.Mutant, g.Test.String(), res.Outcome == gotest.TestsFailed)
-		switch res.Outcome {
-		case gotest.TestsFailed:
+		recordMutant(g.Mutant, g.Test.String(), m.Outcome.String())
+		switch m.Outcome {
+		case harness.Killed:
 			killed++
-			t.Logf("mutant %s: KILLED by %s (%s)", g.Mutant, g.Test, strings.Join(res.Failed, ", "))
-		case gotest.BuildFailed:
-			t.Errorf("mutant %s: the tree with the mutant does not build, which proves nothing; a mutant must compile:\n%s", g.Mutant, res.Tail(20))
+			t.Logf("%s: mutant KILLED (%s)", at, m.Detail)
+		case harness.DoesNotApply:
+			t.Errorf("%s: the mutant does not apply to the patched tree:\n%s", at, m.Detail)
 		default:
-			t.Errorf("mutant %s SURVIVED %s (%s): the guard does not catch the bug", g.Mutant, g.Test, res.Outcome)
+			t.Errorf("%s: mutant %s: %s\n%s", at, m.Outcome, m.Detail, harness.Report(m.Result, mlog))
 		}
 	}
 	setRow(name, func(r *row) { r.Mutants = fmt.Sprintf("%d/%d", killed, len(p.Guards)) })
 }
 
-var (
-	suitesMu sync.Mutex
-	suites   = map[string]*gotest.Result{}
-)
-
-// suiteResult runs the whole test suite of pkg on the patched tree, once
-// per harness run.
-func suiteResult(t *testing.T, dir, pkg string) *gotest.Result {
+// newSuites are the upstream suites of the line's series: run at the
+// patched tree's HEAD in the tree, at other commits in one worktree
+// (_output/<line>/work/suites) removed when the test ends.
+func newSuites(t *testing.T, l *loaded) *harness.Suites {
 	t.Helper()
-	suitesMu.Lock()
-	defer suitesMu.Unlock()
-	if res, ok := suites[pkg]; ok {
-		t.Logf("upstream suite of %s: already run on the patched tree in this run", pkg)
-		return res
-	}
-	res := runGoTest(t, dir, pkg)
-	suites[pkg] = res
-	return res
-}
-
-// runGoTest runs go test in dir with the harness's environment.
-func runGoTest(t *testing.T, dir string, args ...string) *gotest.Result {
-	t.Helper()
-	res, err := gotest.Run(dir, goEnv, args...)
+	base, _, err := l.tree.Base()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res
+	head, err := l.tree.Line("rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := []harness.Commit{{Hash: base}}
+	for i, p := range l.patches {
+		commits = append(commits, harness.Commit{Hash: l.commits[i], Patch: patchName(p.File)})
+	}
+	prober := &harness.GitProber{
+		Repo:     l.tree.Git,
+		Head:     head,
+		Worktree: filepath.Join(ln.WorkDir(), "suites"),
+		Env:      goEnv,
+		Logs:     logs,
+	}
+	t.Cleanup(func() {
+		if err := prober.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return &harness.Suites{Upstream: l.pin.Version, Commits: commits, Probe: prober.Probe}
+}
+
+// proveSuites runs, on the patched tree, the upstream suite of every
+// package that a patch of the series touches, and bisects the failing ones
+// to the patch from which on they fail; each patch's suite check then
+// reports what it broke. A suite that fails on upstream itself fails here:
+// no patch broke it, and the table says so in a row of its own.
+func proveSuites(t *testing.T, l *loaded) {
+	set := map[string]bool{}
+	for _, p := range l.patches {
+		for _, pkg := range p.Packages() {
+			set[pkg] = true
+		}
+	}
+	var upstream []string
+	for _, pkg := range slices.Sorted(maps.Keys(set)) {
+		if upstreamPackage(t, l, pkg) {
+			upstream = append(upstream, pkg)
+		}
+	}
+	var broken harness.SuiteSummary
+	for _, pkg := range upstream {
+		su, err := l.suites.Of(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case su.Culprit == 0:
+			broken.Add(pkg, harness.SuiteBrokenHere)
+			t.Errorf("upstream suite of %s fails on upstream %s itself, before any patch:\n%s", pkg, l.pin.Version, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
+		case su.Culprit > 0:
+			t.Logf("upstream suite of %s: fails from %s on (%d runs to find it)", pkg, su.Name(su.Culprit), su.Runs)
+		default:
+			_, note := su.For(len(l.patches))
+			t.Logf("upstream suite of %s: %s", pkg, note)
+		}
+	}
+	if len(broken.Broke) > 0 {
+		setRow("upstream "+l.pin.Version, func(r *row) {
+			r.Suites = broken.String()
+			r.Result = "FAIL"
+		})
+	}
+}
+
+// upstreamPackage reports whether pkg exists in the upstream commit, so
+// that it has an upstream suite.
+func upstreamPackage(t *testing.T, l *loaded, pkg string) bool {
+	t.Helper()
+	base, _, err := l.tree.Base()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.tree.Run("cat-file", "-e", base+":"+strings.TrimPrefix(pkg, "./"))
+	return err == nil
+}
+
+// runLogged runs a trailer's test command in dir with the harness's
+// environment and writes its full log as check of patch.
+func runLogged(dir, patch, check string, gt series.GoTest) (*gotest.Result, string, error) {
+	args := append([]string{gt.Package}, gt.Flags...)
+	res, err := gotest.Run(dir, goEnv, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	log, err := logs.Write(patch, check, dir, args, res)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, rel(log), nil
+}
+
+// runCheck is runLogged that fails the test on an error.
+func runCheck(t *testing.T, dir, patch, check string, gt series.GoTest) (*gotest.Result, string) {
+	t.Helper()
+	res, log, err := runLogged(dir, patch, check, gt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, log
 }
 
 // worktree checks out commit of the patched tree into _output/<line>/work/<name>,

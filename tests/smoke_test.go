@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-carry/kube-carry/internal/gotest"
+	"github.com/kube-carry/kube-carry/internal/harness"
 )
 
 const (
@@ -44,15 +45,18 @@ func TestSmokeBinary(t *testing.T) {
 		"LOCALDYNAMIC_KUBE_SCHEDULER=" + scheduler,
 		"LOCALDYNAMIC_KUBE_APISERVER=" + apiserver,
 	}, goEnv...)
-	res, err := gotest.Run(l.tree.Dir, env, "-timeout", "10m", smokePkg, "-run", "^"+smokeTest+"$", "-v")
+	args := []string{"-timeout", "10m", smokePkg, "-run", "^" + smokeTest + "$", "-v"}
+	res, err := gotest.Run(l.tree.Dir, env, args...)
 	require.NoError(t, err)
-	t.Logf("%s: %s in %s", smokeTest, res.Outcome, res.Elapsed.Round(1e9))
+	log, err := logs.Write("TestSmokeBinary", smokeTest, l.tree.Dir, args, res)
+	require.NoError(t, err)
+	t.Logf("%s: %s in %s; full log: %s", smokeTest, res.Outcome, res.Elapsed.Round(1e9), rel(log))
 	for _, line := range strings.Split(res.Output, "\n") {
 		if testLogRE.MatchString(line) {
 			t.Logf("  %s", strings.TrimSpace(line))
 		}
 	}
 	if res.Outcome != gotest.Passed || !slices.Contains(res.Passed, smokeTest) {
-		t.Fatalf("%s did not pass (%s; passed: %v):\n%s", smokeTest, res.Outcome, res.Passed, res.Tail(120))
+		t.Fatalf("%s did not pass (%s; passed: %v):\n%s", smokeTest, res.Outcome, res.Passed, harness.Report(res, rel(log)))
 	}
 }

@@ -1,5 +1,7 @@
 // Package gotest runs `go test -json` and tells a test failure (an assertion)
-// from a build failure and from a run that executed no test at all.
+// from a build failure and from a run that executed no test at all. It keeps
+// each test's own output, so that a report can show what the failing tests
+// said (FailureOutput) instead of the end of everything go test printed.
 package gotest
 
 import (
@@ -41,10 +43,27 @@ type Result struct {
 	Outcome Outcome
 	// Passed and Failed list the tests by name (subtests included).
 	Passed, Failed []string
-	// Output is everything go test printed, for failure reports.
+	// Output is everything go test printed: the full log of the run.
 	Output   string
 	Elapsed  time.Duration
 	ExitCode int
+
+	// tests holds each test's own output, in the order the tests started.
+	tests []*testOutput
+	// build is what the go command printed about building the packages
+	// (build-output events, and plain-text lines before Go 1.24).
+	build []string
+	// pkg is the output of the test binaries outside any test.
+	pkg []string
+}
+
+// testOutput is one test's own output events, joined.
+type testOutput struct {
+	pkg, name string
+	out       strings.Builder
+	// status is "pass", "fail", "skip" or "" for a test that did not end
+	// (the binary timed out or crashed while it ran).
+	status string
 }
 
 type event struct {
@@ -63,6 +82,18 @@ func Parse(r io.Reader, exitErr error) (*Result, error) {
 	var out strings.Builder
 	buildFailed, pkgFailed := false, false
 	passed, failed := map[string]bool{}, map[string]bool{}
+	tests := map[[2]string]*testOutput{}
+	testFor := func(e *event) *testOutput {
+		k := [2]string{e.Package, e.Test}
+		to, ok := tests[k]
+		if !ok {
+			to = &testOutput{pkg: e.Package, name: e.Test}
+			tests[k] = to
+			res.tests = append(res.tests, to)
+		}
+		return to
+	}
+	var pkgOut, buildOut strings.Builder
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -73,6 +104,8 @@ func Parse(r io.Reader, exitErr error) (*Result, error) {
 			// before Go 1.24's build events).
 			out.Write(line)
 			out.WriteByte('\n')
+			buildOut.Write(line)
+			buildOut.WriteByte('\n')
 			if bytes.Contains(line, []byte("[build failed]")) || bytes.Contains(line, []byte("[setup failed]")) {
 				buildFailed = true
 			}
@@ -80,14 +113,22 @@ func Parse(r io.Reader, exitErr error) (*Result, error) {
 		}
 		out.WriteString(e.Output)
 		switch e.Action {
+		case "run":
+			testFor(&e)
+		case "build-output":
+			buildOut.WriteString(e.Output)
 		case "build-fail":
 			buildFailed = true
-		case "pass":
+		case "pass", "skip":
 			if e.Test != "" {
-				passed[e.Test] = true
+				testFor(&e).status = e.Action
+				if e.Action == "pass" {
+					passed[e.Test] = true
+				}
 			}
 		case "fail":
 			if e.Test != "" {
+				testFor(&e).status = e.Action
 				failed[e.Test] = true
 			} else {
 				pkgFailed = true
@@ -96,6 +137,11 @@ func Parse(r io.Reader, exitErr error) (*Result, error) {
 				}
 			}
 		case "output":
+			if e.Test != "" {
+				testFor(&e).out.WriteString(e.Output)
+			} else {
+				pkgOut.WriteString(e.Output)
+			}
 			if strings.Contains(e.Output, "[build failed]") || strings.Contains(e.Output, "[setup failed]") {
 				buildFailed = true
 			}
@@ -105,6 +151,7 @@ func Parse(r io.Reader, exitErr error) (*Result, error) {
 		return nil, err
 	}
 	res.Output = out.String()
+	res.build, res.pkg = splitLines(buildOut.String()), splitLines(pkgOut.String())
 	res.Passed, res.Failed = keys(passed), keys(failed)
 	if exitErr != nil {
 		if ee, ok := exitErr.(*exec.ExitError); ok {
@@ -157,13 +204,4 @@ func Run(dir string, env []string, args ...string) (*Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
-}
-
-// Tail is the last n lines of the output, for reports.
-func (r *Result) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -228,22 +228,6 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	r := &gotest.Result{Output: "a\nb\nc\nd\n"}
-	for _, tc := range []struct {
-		name string
-		n    int
-		want string
-	}{
-		{"the last two lines of four", 2, "c\nd"},
-		{"more lines than there are gives all of them", 10, "a\nb\nc\nd"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, r.Tail(tc.n))
-		})
-	}
-}
-
 // fixtureModule writes a module example.com/fix with one package and the
 // given test file into a temporary directory.
 func fixtureModule(t *testing.T, testFile string) string {
@@ -287,6 +271,8 @@ func TestAdd(t *testing.T) {
 		wantFailed []string
 		wantCode   int
 		wantOutput string
+		// wantFailure is in the failure output; none when empty.
+		wantFailure string
 	}{
 		{
 			name:       "a passing test is Passed",
@@ -304,12 +290,13 @@ func TestAddWrong(t *testing.T) {
 	}
 }
 `,
-			args:       []string{"."},
-			want:       gotest.TestsFailed,
-			wantPassed: []string{"TestAdd"},
-			wantFailed: []string{"TestAddWrong"},
-			wantCode:   1,
-			wantOutput: "Add(2, 2) = 4, want 5",
+			args:        []string{"."},
+			want:        gotest.TestsFailed,
+			wantPassed:  []string{"TestAdd"},
+			wantFailed:  []string{"TestAddWrong"},
+			wantCode:    1,
+			wantOutput:  "Add(2, 2) = 4, want 5",
+			wantFailure: "--- FAIL: TestAddWrong (0.00s)\n    fix_test.go:13: Add(2, 2) = 4, want 5",
 		},
 		{
 			name: "a test file that does not compile is BuildFailed",
@@ -319,10 +306,11 @@ import "testing"
 
 func TestBroken(t *testing.T) { Subtract(1, 2) }
 `,
-			args:       []string{"."},
-			want:       gotest.BuildFailed,
-			wantCode:   1,
-			wantOutput: "undefined: Subtract",
+			args:        []string{"."},
+			want:        gotest.BuildFailed,
+			wantCode:    1,
+			wantOutput:  "undefined: Subtract",
+			wantFailure: "./fix_test.go:5:33: undefined: Subtract",
 		},
 		{
 			name:       "a -run that matches nothing is NoTests",
@@ -346,6 +334,11 @@ func TestBroken(t *testing.T) { Subtract(1, 2) }
 			}
 			assert.Equal(t, tc.wantCode, res.ExitCode)
 			assert.Contains(t, res.Output, tc.wantOutput)
+			if tc.wantFailure == "" {
+				assert.Empty(t, res.FailureOutput())
+			} else {
+				assert.Contains(t, res.FailureOutput(), tc.wantFailure)
+			}
 			assert.Positive(t, res.Elapsed)
 		})
 	}

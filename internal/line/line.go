@@ -77,12 +77,14 @@ func (l Line) MutantsDir() string   { return l.path(PatchesDir, l.Name, MutantsN
 func (l Line) OutDir() string { return l.path(OutputDir, l.Name) }
 
 // TreeDir is the patched tree, BinDir the built binaries, TestBinDir the
-// binaries built for tests only, WorkDir the harness's worktrees,
+// binaries built for tests only, WorkDir the harness's worktrees, LogDir
+// the full logs of the harness's last run (<patch>/<check>.log),
 // RebaseDir a rebase or bump in progress, PortDir a port in progress.
 func (l Line) TreeDir() string    { return l.path(OutputDir, l.Name, "src", "kubernetes") }
 func (l Line) BinDir() string     { return l.path(OutputDir, l.Name, "bin") }
 func (l Line) TestBinDir() string { return l.path(OutputDir, l.Name, "test", "bin") }
 func (l Line) WorkDir() string    { return l.path(OutputDir, l.Name, "work") }
+func (l Line) LogDir() string     { return l.path(OutputDir, l.Name, "logs") }
 func (l Line) RebaseDir() string  { return l.path(OutputDir, l.Name, "rebase") }
 func (l Line) PortDir() string    { return l.path(OutputDir, l.Name, "port") }
 

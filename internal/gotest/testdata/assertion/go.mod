@@ -1,0 +1,3 @@
+module example.com/capacity
+
+go 1.22
