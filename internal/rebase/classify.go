@@ -282,13 +282,18 @@ func ShareObjects(t *tree.Tree, from *tree.Tree) error {
 		return fmt.Errorf("%s: not a git repository: %w", from.Dir, err)
 	}
 	file := filepath.Join(t.Dir, ".git", "objects", "info", "alternates")
-	if data, err := os.ReadFile(file); err == nil && slices.Contains(strings.Split(strings.TrimSpace(string(data)), "\n"), objects) {
-		return nil
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	data, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	have := strings.Fields(string(data))
+	if slices.Contains(have, objects) {
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(file, []byte(objects+"\n"), 0o644)
+	// Added, not replaced: a tree reused for another line's replay still
+	// holds objects (its index, its commits) that an earlier lender has.
+	return os.WriteFile(file, []byte(strings.Join(append(have, objects), "\n")+"\n"), 0o644)
 }
