@@ -21,6 +21,14 @@ export RUN
 .PHONY: all
 all: build etcd ## fetch the line's pinned upstream, apply its series, build kube-scheduler and kubelet (and etcd for the tests) into _output/<line>/bin
 
+.PHONY: release
+release: build ## what operators deploy, in _output/<line>/release: amd64+arm64 binaries, multi-arch kube-scheduler OCI image (REGISTRY=), SBOMs, release notes, SHA256SUMS
+	scripts/release.sh
+
+.PHONY: push
+push: ## push the line's kube-scheduler image from make release to its registry (or REGISTRY=)
+	scripts/push.sh
+
 .PHONY: lines
 lines: ## every line: pinned release, newest release the module proxy serves, revision, patches, end of life
 	scripts/lines.sh
