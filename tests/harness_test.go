@@ -1,5 +1,5 @@
 // Package tests is kube-carry's harness: it lints the series and proves
-// every patch on the patched tree (see DESIGN.md, Tests). `make test` runs it
+// every patch on the patched tree (README, "The two commands"). `make test` runs it
 // after `make`, so the tree and the binaries exist.
 package tests
 

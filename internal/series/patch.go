@@ -79,7 +79,7 @@ type Status struct {
 	Releases []string
 }
 
-// Known trailer keys, the closed vocabulary of DESIGN.md.
+// Known trailer keys, a closed vocabulary (README, "The patch workflow").
 var knownTrailers = map[string]bool{
 	"Upstream-Status": true,
 	"Bug":             true,
