@@ -14,8 +14,11 @@ if [[ "$(carry tree-status)" == current ]]; then
 	exit 0
 fi
 
-mkdir -p "$(dirname "$TREE")"
-tmp=$(mktemp -d "$(dirname "$TREE")/.kubernetes.fetch.XXXXXX")
+# One fixed staging folder: a fetch that was killed (no EXIT trap runs on
+# SIGKILL) leaves it, and the next fetch starts by removing it.
+tmp="$(dirname "$TREE")/.kubernetes.fetch"
+rm -rf "$tmp"
+mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
 case "${UPSTREAM_SOURCE:-proxy}" in

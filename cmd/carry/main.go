@@ -165,6 +165,19 @@ func resumeAll() error {
 	if err != nil {
 		return err
 	}
+	// The temporary files of atomic writes that a kill interrupted.
+	temps, err := filepath.Glob(filepath.Join(root, ".*"+txn.TempSuffix))
+	if err != nil {
+		return err
+	}
+	for _, f := range temps {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	if err := txn.RemoveTemps(filepath.Join(root, line.PatchesDir)); err != nil {
+		return err
+	}
 	for _, j := range journals {
 		progress("carry: finishing a command that was interrupted while putting its result in place (%s)", j)
 		if err := txn.Resume(j); err != nil {
@@ -489,9 +502,18 @@ func cmdExport(args []string) error {
 		os.RemoveAll(stage)
 		return err
 	}
+	// The tree's record of which patch each commit came from changes with
+	// the patches: staged too, so a kill cannot leave the tree claiming a
+	// patch file that never landed (apply and clean trust the record).
+	records := t.RecordsFile() + ".stage"
+	if err := copyIfExists(t.RecordsFile(), records); err != nil {
+		return err
+	}
+	t.Records = records
 	res, err := t.Export(s, progress)
 	if err != nil {
 		os.RemoveAll(stage)
+		os.Remove(records)
 		return err
 	}
 	if len(res.Written) == 0 && len(res.Removed) == 0 {
@@ -501,10 +523,16 @@ func cmdExport(args []string) error {
 		}
 		if same {
 			progress("export: %s: %d unchanged", ln.Name, len(res.Unchanged))
+			if err := os.Rename(records, t.RecordsFile()); err != nil {
+				return err
+			}
 			return os.RemoveAll(stage)
 		}
 	}
-	err = txn.Commit(journal(ln), []txn.Move{{New: stage, Dst: ln.Dir(), Old: filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export-old")}})
+	err = txn.Commit(journal(ln), []txn.Move{
+		{New: stage, Dst: ln.Dir(), Old: filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export-old")},
+		{New: records, Dst: t.RecordsFile(), Old: t.RecordsFile() + ".old"},
+	})
 	if err != nil {
 		return err
 	}
@@ -962,7 +990,11 @@ func cmdContinue(args []string) error {
 }
 
 func cmdAbortRebase(args []string) error {
-	if err := rebase.Abort(ln.RebaseDir()); err != nil {
+	target := ln
+	if sess, err := rebase.Load(ln.RebaseDir()); err == nil && sess.Line != "" {
+		target = line.Line{Root: root, Name: sess.Line}
+	}
+	if err := rebase.Abort(ln.RebaseDir(), layout(target)); err != nil {
 		return fmt.Errorf("no rebase or bump of line %s in progress: %v", ln.Name, err)
 	}
 	progress("rebase: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
@@ -1139,7 +1171,7 @@ func cmdPortContinue(args []string) error {
 }
 
 func cmdPortAbort(args []string) error {
-	if err := rebase.Abort(ln.PortDir()); err != nil {
+	if err := rebase.Abort(ln.PortDir(), layout(ln)); err != nil {
 		return fmt.Errorf("no port into line %s in progress: %v", ln.Name, err)
 	}
 	progress("port: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
@@ -1234,4 +1266,13 @@ func mustUpstream() string {
 		return "?"
 	}
 	return p.Version
+}
+
+// copyIfExists copies src to dst (an empty dst when src does not exist).
+func copyIfExists(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
 }

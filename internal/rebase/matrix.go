@@ -45,8 +45,12 @@ func AssembleTree(dir string, p *pin.Pin, dl modfetch.Downloader, progress Progr
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.assemble.")
-	if err != nil {
+	// A fixed staging name: what a killed run left is removed here.
+	tmp := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".assemble")
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
@@ -228,8 +232,8 @@ func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".kubernetes.clone.")
-	if err != nil {
+	tmp := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".clone")
+	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)

@@ -48,6 +48,11 @@ type Session struct {
 	StoppedAt string
 	// Conflict is the result that stopped the replay.
 	Conflict *Result `json:",omitempty"`
+	// Applying is HEAD before the patch Patches[len(Results)] is
+	// replayed, saved before its git am: set when a replay was killed
+	// before it recorded the patch's outcome, which is then replayed
+	// again from there.
+	Applying string `json:",omitempty"`
 }
 
 const stateFile = "state.json"
@@ -191,6 +196,9 @@ func (s *Session) Continue(progress Progress) error {
 
 // replay goes on from the first patch without an outcome.
 func (s *Session) replay(t *tree.Tree, progress Progress) error {
+	if err := s.undoKilledStep(t, progress); err != nil {
+		return err
+	}
 	for i := len(s.Results); i < len(s.Patches); i++ {
 		path := s.Patches[i]
 		p, err := series.ReadPatch(path)
@@ -201,10 +209,15 @@ func (s *Session) replay(t *tree.Tree, progress Progress) error {
 		if err != nil {
 			return err
 		}
+		s.Applying = before
+		if err := s.save(); err != nil {
+			return err
+		}
 		r, err := classifyOne(t, path, p, s.To, true)
 		if err != nil {
-			return fmt.Errorf("%s on %s: %w", filepath.Base(path), s.To, err)
+			return fmt.Errorf("%s on %s: %w\nthe %s is kept in %s: `make %s-continue` replays this patch again, `make %s-abort` throws the %s away", filepath.Base(path), s.To, err, s.Verb(), s.Dir, s.Verb(), s.Verb(), s.Verb())
 		}
+		s.Applying = ""
 		if r.Outcome == Conflict {
 			s.Stopped, s.StoppedAt, s.Conflict = true, before, &r
 			progress("%s: [%d/%d] %s: CONFLICT (%s) in %s", s.Verb(), i+1, len(s.Patches), r.Patch, r.Detail, strings.Join(r.Files, ", "))
@@ -230,9 +243,35 @@ func (s *Session) replay(t *tree.Tree, progress Progress) error {
 	return nil
 }
 
-// Abort throws the session away: the target tree and the state. The
-// repository (pin, series, patches) and the patched tree were never touched.
-func Abort(dir string) error {
+// undoKilledStep puts the tree back to where the replay of a patch began
+// when a replay was killed after it saved Applying and before it recorded
+// the patch's outcome (its git am may be half done or done): the patch is
+// then replayed again, so it is classified once, on the tree before it.
+func (s *Session) undoKilledStep(t *tree.Tree, progress Progress) error {
+	if s.Applying == "" {
+		return nil
+	}
+	progress("%s: %s was being replayed when the %s was interrupted; replaying it again", s.Verb(), filepath.Base(s.Patches[len(s.Results)]), s.Verb())
+	if t.InProgress() != "" {
+		_, _ = t.Run("am", "--abort")
+	}
+	if _, err := t.Run("reset", "-q", "--hard", s.Applying); err != nil {
+		return err
+	}
+	s.Applying = ""
+	return s.save()
+}
+
+// Abort throws the session away: the target tree and the state, and what a
+// failed or killed Finish staged for l (before its journal: with a journal,
+// the next command finishes it instead). The repository (pin, series,
+// patches) and the patched tree were never touched.
+func Abort(dir string, l Layout) error {
+	for _, p := range []string{stagePath(l.LineDir, "stage"), stagePath(l.ChangelogFile, "stage"), stagePath(dir, "ended")} {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("nothing in progress in %s", dir)

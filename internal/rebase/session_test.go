@@ -220,11 +220,11 @@ func TestRebaseAbortRestoresEverything(t *testing.T) {
 	require.NoError(t, err)
 	r.start(t)
 
-	require.NoError(t, rebase.Abort(r.dir))
+	require.NoError(t, rebase.Abort(r.dir, r.layout))
 	assert.NoDirExists(t, r.dir)
 	assert.Equal(t, r.files, r.snapshot(t), "pin, series and patches are as before")
 	after, err := r.base.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
 	assert.Equal(t, head, after, "the patched tree is as before")
-	assert.ErrorContains(t, rebase.Abort(r.dir), "nothing in progress")
+	assert.ErrorContains(t, rebase.Abort(r.dir, r.layout), "nothing in progress")
 }

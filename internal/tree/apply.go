@@ -125,10 +125,21 @@ func (e *ApplyError) Error() string { return fmt.Sprintf("%s: %s", e.Patch, e.Ms
 // run naming the patch, file and hunk, and leaves the tree at the last patch
 // that applied.
 func (t *Tree) Apply(s *series.Series, version string, progress Progress) error {
+	if err := t.undoKilledApply(progress); err != nil {
+		return err
+	}
 	keep, err := t.Plan(s, version)
 	if err != nil {
 		return err
 	}
+	// From here on the tree is changed only by apply, which a marker says,
+	// so that an apply killed midway is undone by the next one (see
+	// undoKilledApply): the tree held nothing but the series when it began.
+	marker := t.applyingFile()
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(marker)
 	commits, err := t.Commits()
 	if err != nil {
 		return err
@@ -311,4 +322,30 @@ func (t *Tree) CheckAgainstIndex(index, path string) error {
 		return &ApplyError{Patch: baseName(path), Msg: conflictProblem(report, path)}
 	}
 	return nil
+}
+
+func (t *Tree) applyingFile() string {
+	return filepath.Join(t.Dir, ".git", "kube-carry-applying")
+}
+
+// undoKilledApply finishes off an apply that was killed: its git am or
+// reset is undone (the commits it made are kept; Plan keeps those that
+// match the series). Apply only changes a tree that holds nothing but the
+// series, so nothing of the user's is lost.
+func (t *Tree) undoKilledApply(progress Progress) error {
+	marker := t.applyingFile()
+	if _, err := os.Stat(marker); err != nil {
+		return nil
+	}
+	progress("apply: the last apply of %s was interrupted; undoing what it left half done", t.Dir)
+	_ = os.Remove(filepath.Join(t.Dir, ".git", "index.lock"))
+	if t.InProgress() != "" {
+		_, _ = t.Run("am", "--abort")
+		// An am killed while it wrote its state cannot be aborted.
+		_ = os.RemoveAll(filepath.Join(t.Dir, ".git", "rebase-apply"))
+	}
+	if _, err := t.Run("reset", "-q", "--hard", "HEAD"); err != nil {
+		return err
+	}
+	return os.Remove(marker)
 }

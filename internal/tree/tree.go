@@ -18,6 +18,9 @@ func UpstreamSubject(version string) string { return "upstream " + version }
 // Tree is the patched source tree.
 type Tree struct {
 	Git
+	// Records, when set, is read and written instead of RecordsFile: a
+	// staged copy that a command puts in place with its other results.
+	Records string
 }
 
 // Open opens the tree at dir, which must be a git repository.
@@ -28,13 +31,13 @@ func Open(dir string) (*Tree, error) {
 		}
 		return nil, err
 	}
-	return &Tree{Git{Dir: dir}}, nil
+	return &Tree{Git: Git{Dir: dir}}, nil
 }
 
 // Init makes the assembled tree at dir a git repository with one commit,
 // "upstream <version>", dated date.
 func Init(dir, version string, date time.Time) (*Tree, error) {
-	t := &Tree{Git{Dir: dir}}
+	t := &Tree{Git: Git{Dir: dir}}
 	stamp := date.UTC().Format(time.RFC3339)
 	t.Env = []string{"GIT_AUTHOR_DATE=" + stamp, "GIT_COMMITTER_DATE=" + stamp}
 	for _, args := range [][]string{
@@ -121,6 +124,14 @@ type Applied struct {
 }
 
 func (t *Tree) appliedFile() string {
+	if t.Records != "" {
+		return t.Records
+	}
+	return t.RecordsFile()
+}
+
+// RecordsFile is where the tree records which patch each commit came from.
+func (t *Tree) RecordsFile() string {
 	return filepath.Join(t.Dir, ".git", "kube-carry-applied")
 }
 

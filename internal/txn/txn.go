@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Move puts New where Dst is. Dst's old content, if any, is first renamed to
@@ -103,14 +104,19 @@ func Resume(file string) error {
 	return os.Remove(file)
 }
 
+// TempSuffix ends the name of WriteFile's temporary files, which a kill
+// can leave behind: a later write of the same file replaces its own, and
+// RemoveTemps removes them all.
+const TempSuffix = ".kube-carry-tmp"
+
 // WriteFile writes data to file atomically: a temporary file in the same
-// folder, synced, then renamed over file.
+// folder (.<name>.kube-carry-tmp), synced, then renamed over file.
 func WriteFile(file string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
+	tmp := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+TempSuffix)
+	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(tmp)
@@ -156,4 +162,27 @@ func CopyDir(src, dst string) error {
 		}
 		return os.WriteFile(target, data, 0o644)
 	})
+}
+
+// RemoveTemps removes the temporary files of killed WriteFile calls in
+// the folders dirs and their subfolders.
+func RemoveTemps(dirs ...string) error {
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), TempSuffix) {
+				return os.Remove(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
