@@ -2,7 +2,8 @@
 # fetch: assemble the line's pinned upstream from the Go module proxy into
 # _output/<line>/src/kubernetes, atomically: the tree appears only when
 # complete.
-# UPSTREAM_SOURCE=git clones the upstream git repository instead.
+# UPSTREAM_SOURCE=git clones the upstream git repository instead
+# (UPSTREAM_GIT_URL), and checks every module directory against the pin.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -34,6 +35,9 @@ git)
 	shopt -s dotglob
 	mv "$tmp/clone"/* "$tmp"/
 	rmdir "$tmp/clone"
+	# What git served is checked like the module zips: each module's
+	# directory must hash to the pin.
+	carry verify-tree "$tmp"
 	;;
 *)
 	die "UPSTREAM_SOURCE=${UPSTREAM_SOURCE} is not one of: proxy, git"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/tree"
 )
 
 // TestBinaries checks what `make` built: each binary reports the fork
@@ -198,4 +199,67 @@ func TestEtcdBinary(t *testing.T) {
 	out, err := exec.Command(filepath.Join(ln.BinDir(), "etcd"), "--version").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "etcd Version: "+want+"\n")
+}
+
+// TestFetchFromGitVerifiesEveryModule fetches the line's upstream with
+// UPSTREAM_SOURCE=git from a git repository holding what the module zips
+// hold (the tree `carry assemble` makes), so every module directory must
+// hash to the pin; then from one whose k8s.io/api differs by one file: the
+// fetch fails naming the module and leaves no tree.
+func TestFetchFromGitVerifiesEveryModule(t *testing.T) {
+	l := load(t)
+	version := l.pin.Version
+	work := filepath.Join(t.TempDir(), "work")
+	_ = carryOut(t, root, "assemble", work)
+	upstream := filepath.Join(t.TempDir(), "kubernetes.git")
+	git := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@invalid"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	git(t, work, "init", "-q", "-b", "main")
+	// What upstream's git stores: its CRLF test data as CRLF.
+	require.NoError(t, tree.KeepBytes(work))
+	git(t, work, "add", "-A", "-f", ".")
+	git(t, work, "commit", "-q", "-m", "upstream "+version)
+	git(t, work, "tag", version)
+	git(t, work, "init", "-q", "--bare", upstream)
+	git(t, work, "push", "-q", upstream, "main", "refs/tags/"+version)
+
+	fetch := func(t *testing.T) (string, error, line.Line) {
+		dir := repoCopy(t)
+		cl := line.Line{Root: dir, Name: ln.Name}
+		cmd := exec.Command(filepath.Join(dir, "scripts/fetch.sh"))
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "UPSTREAM_SOURCE=git", "UPSTREAM_GIT_URL=file://"+upstream)
+		out, err := cmd.CombinedOutput()
+		return string(out), err, cl
+	}
+	t.Run("the upstream release", func(t *testing.T) {
+		out, err, cl := fetch(t)
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, out, "verify: [")
+		assert.DirExists(t, cl.TreeDir())
+	})
+	t.Run("one file of k8s.io/api changed", func(t *testing.T) {
+		doc := filepath.Join(work, "staging/src/k8s.io/api/core/v1/doc.go")
+		f, err := os.OpenFile(doc, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString("// changed\n")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		git(t, work, "commit", "-q", "-am", "change k8s.io/api")
+		git(t, work, "tag", "-f", version)
+		git(t, work, "push", "-q", "-f", upstream, "refs/tags/"+version)
+
+		out, err, cl := fetch(t)
+		require.Error(t, err, "fetch must fail:\n%s", out)
+		assert.Contains(t, out, "k8s.io/api v0.")
+		assert.Contains(t, out, "checksum mismatch")
+		assert.NoDirExists(t, cl.TreeDir())
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(cl.TreeDir()), ".kubernetes*"))
+		assert.Empty(t, left, "fetch left a partial tree behind")
+	})
 }

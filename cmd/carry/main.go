@@ -49,6 +49,7 @@ func init() {
 		"lines":           {usage: "lines: print every line: pinned release, newest release the proxy serves, revision, patches, end of life", run: cmdLines, noLine: true},
 		"pin":             {usage: "pin VERSION: compute the pin of an upstream release and write it as its line's UPSTREAM (a new minor starts an empty line)", run: cmdPin, noLine: true},
 		"assemble":        {usage: "assemble DIR: assemble the line's pinned upstream tree into the new directory DIR", run: cmdAssemble},
+		"verify-tree":     {usage: "verify-tree DIR: check that every pinned module's directory of the tree DIR hashes to the line's pin (for a tree not assembled from module zips)", run: cmdVerifyTree},
 		"init-tree":       {usage: "init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", run: cmdInitTree},
 		"upstream":        {usage: "upstream: print the line's pinned upstream release", run: cmdUpstream},
 		"tree-status":     {usage: "tree-status: print `absent` or `current` for the line's patched tree; fail when it is at another release than the pin", run: cmdTreeStatus},
@@ -386,6 +387,17 @@ func cmdAssemble(args []string) error {
 		return err
 	}
 	return modfetch.Assemble(p, ln.PinFile(), args[0], modfetch.GoCommand{}, progress)
+}
+
+func cmdVerifyTree(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: carry verify-tree DIR")
+	}
+	p, err := ln.Pin()
+	if err != nil {
+		return err
+	}
+	return modfetch.Verify(p, ln.PinFile(), args[0], progress)
 }
 
 func cmdInitTree(args []string) error {

@@ -242,6 +242,9 @@ func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
 		return nil, err
 	}
 	c := &tree.Tree{Git: tree.Git{Dir: tmp}}
+	if err := tree.KeepBytes(tmp); err != nil {
+		return nil, err
+	}
 	for _, args := range [][]string{
 		{"remote", "remove", "origin"},
 		{"checkout", "-q", "-B", "main", base},

@@ -40,8 +40,13 @@ func Init(dir, version string, date time.Time) (*Tree, error) {
 	t := &Tree{Git: Git{Dir: dir}}
 	stamp := date.UTC().Format(time.RFC3339)
 	t.Env = []string{"GIT_AUTHOR_DATE=" + stamp, "GIT_COMMITTER_DATE=" + stamp}
+	if _, err := t.Run("init", "-q", "-b", "main"); err != nil {
+		return nil, err
+	}
+	if err := KeepBytes(dir); err != nil {
+		return nil, err
+	}
 	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
 		// The tree's own .gitignore files must not hide upstream files.
 		{"add", "-A", "-f", "."},
 		{"commit", "-q", "--no-verify", "-m", UpstreamSubject(version)},
@@ -52,6 +57,19 @@ func Init(dir, version string, date time.Time) (*Tree, error) {
 	}
 	t.Env = nil
 	return t, nil
+}
+
+// KeepBytes makes git store and check out the files of the repository at
+// dir byte for byte: upstream's `* text=auto eol=lf` would turn the CRLF
+// line endings of some test data (client-go's golden HTTP requests) into
+// LF, so the tree would not be what the module zips hold.
+// .git/info/attributes overrides the tree's own .gitattributes.
+func KeepBytes(dir string) error {
+	info := filepath.Join(dir, ".git", "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(info, "attributes"), []byte("* -text\n"), 0o644)
 }
 
 // Base is the tree's upstream commit and the release it holds.
