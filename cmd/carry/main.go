@@ -502,6 +502,19 @@ func cmdExport(args []string) error {
 	if err != nil {
 		return err
 	}
+	// A marker while export runs git on the tree: an export killed while
+	// git held the tree's index.lock leaves it, and the next export removes it.
+	marker := filepath.Join(t.Dir, ".git", "kube-carry-exporting")
+	if _, err := os.Stat(marker); err == nil {
+		progress("export: the last export of %s was interrupted; removing the git locks it left", t.Dir)
+		if err := t.RemoveStaleLocks(); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(marker)
 	stage := filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export")
 	if err := os.RemoveAll(stage); err != nil {
 		return err

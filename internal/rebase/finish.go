@@ -49,6 +49,11 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 	if err != nil {
 		return err
 	}
+	// The session's tree is the tool's own: a lock in it is left by a
+	// finish that was killed, and would move into the line's tree.
+	if err := t.RemoveStaleLocks(); err != nil {
+		return err
+	}
 	if err := standalone(t, progress); err != nil {
 		return err
 	}

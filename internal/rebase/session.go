@@ -252,8 +252,12 @@ func (s *Session) undoKilledStep(t *tree.Tree, progress Progress) error {
 		return nil
 	}
 	progress("%s: %s was being replayed when the %s was interrupted; replaying it again", s.Verb(), filepath.Base(s.Patches[len(s.Results)]), s.Verb())
+	if err := t.RemoveStaleLocks(); err != nil {
+		return err
+	}
 	if t.InProgress() != "" {
 		_, _ = t.Run("am", "--abort")
+		_ = os.RemoveAll(filepath.Join(t.Dir, ".git", "rebase-apply"))
 	}
 	if _, err := t.Run("reset", "-q", "--hard", s.Applying); err != nil {
 		return err

@@ -128,18 +128,18 @@ func (t *Tree) Apply(s *series.Series, version string, progress Progress) error 
 	if err := t.undoKilledApply(progress); err != nil {
 		return err
 	}
-	keep, err := t.Plan(s, version)
-	if err != nil {
-		return err
-	}
-	// From here on the tree is changed only by apply, which a marker says,
-	// so that an apply killed midway is undone by the next one (see
-	// undoKilledApply): the tree held nothing but the series when it began.
+	// While apply runs, a marker says so, so that an apply killed midway
+	// (git holding its locks, an am half done) is undone by the next one
+	// (see undoKilledApply).
 	marker := t.applyingFile()
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		return err
 	}
 	defer os.Remove(marker)
+	keep, err := t.Plan(s, version)
+	if err != nil {
+		return err
+	}
 	commits, err := t.Commits()
 	if err != nil {
 		return err
@@ -338,14 +338,25 @@ func (t *Tree) undoKilledApply(progress Progress) error {
 		return nil
 	}
 	progress("apply: the last apply of %s was interrupted; undoing what it left half done", t.Dir)
-	_ = os.Remove(filepath.Join(t.Dir, ".git", "index.lock"))
+	if err := t.RemoveStaleLocks(); err != nil {
+		return err
+	}
 	if t.InProgress() != "" {
 		_, _ = t.Run("am", "--abort")
 		// An am killed while it wrote its state cannot be aborted.
 		_ = os.RemoveAll(filepath.Join(t.Dir, ".git", "rebase-apply"))
 	}
-	if _, err := t.Run("reset", "-q", "--hard", "HEAD"); err != nil {
+	// Whatever is uncommitted now is what the killed apply left, unless
+	// someone edited the tree since: kept in the tree's stash, not lost.
+	dirty, err := t.Dirty()
+	if err != nil {
 		return err
+	}
+	if len(dirty) > 0 {
+		if _, err := t.Run("stash", "push", "--include-untracked", "-q", "-m", "kube-carry: uncommitted changes found after an interrupted apply"); err != nil {
+			return err
+		}
+		progress("apply: %d uncommitted changes found after the interrupted apply are kept in the tree's git stash (git -C %s stash list)", len(dirty), t.Dir)
 	}
 	return os.Remove(marker)
 }

@@ -252,3 +252,23 @@ func matchesAnyFile(data []byte, dir string) bool {
 	}
 	return false
 }
+
+// RemoveStaleLocks removes the lock files of git commands that were killed
+// (index.lock, HEAD.lock, a ref's .lock, ...): called only when a marker of
+// kube-carry's own says its command on this tree was killed, so no git of
+// its is running there.
+func (t *Tree) RemoveStaleLocks() error {
+	gitDir := filepath.Join(t.Dir, ".git")
+	return filepath.WalkDir(gitDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != gitDir && d.Name() != "refs" && !strings.HasPrefix(p, filepath.Join(gitDir, "refs")+string(filepath.Separator)) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			return os.Remove(p)
+		}
+		return nil
+	})
+}
