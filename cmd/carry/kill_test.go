@@ -1468,7 +1468,7 @@ func TestFailedCommandsSayWhatTheyLeft(t *testing.T) {
 		commit(t, st, fixturePatch{"alpha", "c.txt", "line 1\n", "line 1 again\n"})
 		out := r.fail("--line", "v1.0", "bump-continue")
 		assert.Contains(t, out, "patch name alpha.patch is already taken by an earlier commit; give the commit a distinct subject")
-		assert.Contains(t, out, "the bump's tree and state are kept in _output/v1.0/rebase: fix the cause and run `make bump-continue LINE=v1.0`, or `make bump-abort LINE=v1.0`")
+		assert.Contains(t, out, "the bump's tree and state are kept in _output/v1.0/rebase, and what it staged for line v1.0 in patches/.v1.0.stage (nothing in the line changed): fix the cause and run `make bump-continue LINE=v1.0`, which stages again, or `make bump-abort LINE=v1.0`, which removes both")
 		var left, files []string
 		for p := range r.snapshot() {
 			if _, ok := before[p]; !ok {

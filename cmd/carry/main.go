@@ -1232,7 +1232,7 @@ Nothing in patches/ has changed yet.`,
 	tw.Flush()
 	fmt.Print(b.String())
 	if err := sess.Finish(layout(target), progress); err != nil {
-		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s: fix the cause and run `make %s-continue LINE=%s`, or `make %s-abort LINE=%s`", err, verb, sess.Dir, verb, ln.Name, verb, ln.Name)
+		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s, and what it staged for line %s in %s (nothing in the line changed): fix the cause and run `make %s-continue LINE=%s`, which stages again, or `make %s-abort LINE=%s`, which removes both", err, verb, sess.Dir, target.Name, filepath.Join(line.PatchesDir, "."+target.Name+".stage"), verb, ln.Name, verb, ln.Name)
 	}
 	progress("%s: done: line %s; review CHANGELOG.md, then `make test LINE=%s`", verb, target.Name, target.Name)
 	return nil
