@@ -502,19 +502,13 @@ func cmdExport(args []string) error {
 	if err != nil {
 		return err
 	}
-	// A marker while export runs git on the tree: an export killed while
-	// git held the tree's index.lock leaves it, and the next export removes it.
-	marker := filepath.Join(t.Dir, ".git", "kube-carry-exporting")
-	if _, err := os.Stat(marker); err == nil {
-		progress("export: the last export of %s was interrupted; removing the git locks it left", t.Dir)
-		if err := t.RemoveStaleLocks(); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+	// An export killed while git held the tree's index.lock leaves it;
+	// the next command that marks the tree busy removes it.
+	done, err := t.Busy()
+	if err != nil {
 		return err
 	}
-	defer os.Remove(marker)
+	defer done()
 	stage := filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export")
 	if err := os.RemoveAll(stage); err != nil {
 		return err
@@ -882,6 +876,11 @@ func cleanSeriesTree(l line.Line, p *pin.Pin, s *series.Series) (*tree.Tree, err
 	if err != nil {
 		return nil, fmt.Errorf("%v (run `make apply LINE=%s` first)", err, l.Name)
 	}
+	done, err := t.Busy()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := t.LocalWork(l.Dir()); err != nil {
 		return nil, fmt.Errorf("%v\nexport or discard that work first (make export LINE=%s)", err, l.Name)
 	}
@@ -1014,7 +1013,25 @@ func cmdContinue(args []string) error {
 	return afterReplay(sess)
 }
 
+// unbusy clears what a command killed while it ran git on line l's tree
+// left there (its git locks), for an -abort.
+func unbusy(l line.Line) error {
+	t, err := tree.Open(l.TreeDir())
+	if err != nil {
+		return nil
+	}
+	done, err := t.Busy()
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
 func cmdAbortRebase(args []string) error {
+	if err := unbusy(ln); err != nil {
+		return err
+	}
 	target := ln
 	if sess, err := rebase.Load(ln.RebaseDir()); err == nil && sess.Line != "" {
 		target = line.Line{Root: root, Name: sess.Line}
@@ -1196,6 +1213,9 @@ func cmdPortContinue(args []string) error {
 }
 
 func cmdPortAbort(args []string) error {
+	if err := unbusy(ln); err != nil {
+		return err
+	}
 	if err := rebase.Abort(ln.PortDir(), layout(ln)); err != nil {
 		return fmt.Errorf("no port into line %s in progress: %v", ln.Name, err)
 	}

@@ -62,7 +62,13 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 		if err != nil {
 			return err
 		}
-		if err := ot.LocalWork(l.LineDir); err != nil {
+		done, err := ot.Busy()
+		if err != nil {
+			return err
+		}
+		err = ot.LocalWork(l.LineDir)
+		done()
+		if err != nil {
 			return fmt.Errorf("%v\nthe %s tree is ready in %s; export or discard that work, then `make %s-continue` again", err, s.Verb(), t.Dir, s.Verb())
 		}
 	}

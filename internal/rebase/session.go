@@ -150,6 +150,11 @@ func StartSession(s *Session, patches []string, progress Progress) (*Session, er
 	if err := s.save(); err != nil {
 		return nil, err
 	}
+	done, err := t.Busy()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	return s, s.replay(t, progress)
 }
 
@@ -161,6 +166,13 @@ func (s *Session) Continue(progress Progress) error {
 	if err != nil {
 		return err
 	}
+	// A continue killed while git held the session tree's locks left
+	// them: the tree's busy mark says so, and they go.
+	done, err := t.Busy()
+	if err != nil {
+		return err
+	}
+	defer done()
 	if s.Stopped {
 		if op := t.InProgress(); op != "" {
 			return fmt.Errorf("%s: the %s of %s is still in progress: resolve the conflicts, `git add` them and `git am --continue` (or `git am --skip` to drop the patch), then `make %s-continue`", t.Dir, op, filepath.Base(s.Patches[len(s.Results)]), s.Verb())

@@ -272,3 +272,20 @@ func (t *Tree) RemoveStaleLocks() error {
 		return nil
 	})
 }
+
+// Busy marks the tree as in use by a kube-carry command that runs git on
+// it, until the returned func is called. A mark that a killed command left
+// makes Busy first remove the git locks (index.lock, ...) it left, so that
+// neither the next command nor the user's git fails on them.
+func (t *Tree) Busy() (done func(), err error) {
+	marker := filepath.Join(t.Dir, ".git", "kube-carry-busy")
+	if _, err := os.Stat(marker); err == nil {
+		if err := t.RemoveStaleLocks(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(marker) }, nil
+}
