@@ -965,14 +965,7 @@ func startRebase(kind, to string, np *pin.Pin) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var b strings.Builder
-	if err := np.Write(&b); err != nil {
-		return err
-	}
-	if err := txn.WriteFile(rebase.PinFile(dir), []byte(b.String())); err != nil {
+	if err := newSessionDir(dir, np); err != nil {
 		return err
 	}
 	t, err := rebase.AssembleTree(rebase.TreeDir(dir), np, modfetch.GoCommand{}, progress)
@@ -1125,14 +1118,7 @@ func cmdPort(args []string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var b strings.Builder
-	if err := p.Write(&b); err != nil {
-		return err
-	}
-	if err := txn.WriteFile(rebase.PinFile(dir), []byte(b.String())); err != nil {
+	if err := newSessionDir(dir, p); err != nil {
 		return err
 	}
 	var t *tree.Tree
@@ -1311,6 +1297,19 @@ func mustUpstream() string {
 		return "?"
 	}
 	return p.Version
+}
+
+// newSessionDir makes the folder of a rebase, bump or port session with
+// the pin of the release it replays on.
+func newSessionDir(dir string, p *pin.Pin) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		return err
+	}
+	return txn.WriteFile(rebase.PinFile(dir), []byte(b.String()))
 }
 
 // copyIfExists copies src to dst (an empty dst when src does not exist).
