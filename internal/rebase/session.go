@@ -264,9 +264,8 @@ func (s *Session) undoKilledStep(t *tree.Tree, progress Progress) error {
 		return nil
 	}
 	progress("%s: %s was being replayed when the %s was interrupted; replaying it again", s.Verb(), filepath.Base(s.Patches[len(s.Results)]), s.Verb())
-	if err := t.RemoveStaleLocks(); err != nil {
-		return err
-	}
+	// The git locks the killed replay left are gone already: its busy
+	// mark made the Busy of this run remove them.
 	if t.InProgress() != "" {
 		_, _ = t.Run("am", "--abort")
 		_ = os.RemoveAll(filepath.Join(t.Dir, ".git", "rebase-apply"))
