@@ -5,7 +5,9 @@
 #                               line proof of every other supported line
 # The full proof: series lint, exact apply, every Test:, the touched
 # packages' upstream suites, regression proofs, mutants, the binary smoke
-# test, the matrix, and the checks of the built binaries. The line proof:
+# test (of the line's kube-scheduler and of examples/out-of-tree-scheduler
+# built against the line), the matrix, and the checks of the built
+# binaries. The line proof:
 # lint, exact apply, build, etcd, every Test: (the integration scenarios
 # among them) and the checks of the built binaries. Each line is fetched,
 # applied and built first (cached when nothing changed).

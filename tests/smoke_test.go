@@ -35,7 +35,14 @@ func TestSmokeBinary(t *testing.T) {
 	scheduler := filepath.Join(ln.BinDir(), "kube-scheduler")
 	_, err := os.Stat(scheduler)
 	require.NoError(t, err, "run make LINE=%s first", ln.Name)
+	smoke(t, l, "TestSmokeBinary", scheduler)
+}
 
+// smoke runs the tree's binary smoke test (smokeTest) with scheduler as the
+// kube-scheduler process, against a kube-apiserver built from the tree into
+// _output/<line>/test/bin; its full log goes to the logs of check. It fails
+// the test unless smokeTest ran and passed.
+func smoke(t *testing.T, l *loaded, check, scheduler string) {
 	apiserver := filepath.Join(ln.TestBinDir(), "kube-apiserver")
 	t.Logf("building kube-apiserver for the smoke test into %s", apiserver)
 	buildCommand(t, l.tree.Dir, "./cmd/kube-apiserver", apiserver)
@@ -48,7 +55,7 @@ func TestSmokeBinary(t *testing.T) {
 	args := []string{"-timeout", "10m", smokePkg, "-run", "^" + smokeTest + "$", "-v"}
 	res, err := gotest.Run(l.tree.Dir, env, args...)
 	require.NoError(t, err)
-	log, err := logs.Write("TestSmokeBinary", smokeTest, l.tree.Dir, args, res)
+	log, err := logs.Write(check, smokeTest, l.tree.Dir, args, res)
 	require.NoError(t, err)
 	t.Logf("%s: %s in %s; full log: %s", smokeTest, res.Outcome, res.Elapsed.Round(1e9), rel(log))
 	for _, line := range strings.Split(res.Output, "\n") {
@@ -57,6 +64,6 @@ func TestSmokeBinary(t *testing.T) {
 		}
 	}
 	if res.Outcome != gotest.Passed || !slices.Contains(res.Passed, smokeTest) {
-		t.Fatalf("%s did not pass (%s; passed: %v):\n%s", smokeTest, res.Outcome, res.Passed, harness.Report(res, rel(log)))
+		t.Fatalf("%s did not pass with %s (%s; passed: %v):\n%s", smokeTest, scheduler, res.Outcome, res.Passed, harness.Report(res, rel(log)))
 	}
 }

@@ -20,8 +20,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kballard/go-shellquote"
 	"golang.org/x/mod/modfile"
 
+	"github.com/kube-carry/kube-carry/internal/gomod"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
@@ -59,6 +61,7 @@ func init() {
 		"removable":       {usage: "removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", run: cmdRemovable},
 		"version":         {usage: "version: print the line's fork version, vX.Y.Z-carry.N", run: cmdVersion},
 		"ldflags":         {usage: "ldflags: print the -ldflags that stamp the fork version into a binary", run: cmdLdflags},
+		"gomod":           {usage: "gomod [DIR]: print the go.mod replace block that points a module at the line's patched tree; with DIR, write DIR/go.work that builds the module in DIR against the tree", run: cmdGomod},
 		"matrix":          {usage: "matrix VERSION...: replay the line's series (apply only) on each upstream release; print a patch × version table and write " + line.MatrixFile, run: cmdMatrix},
 		"rebase":          {usage: "rebase VERSION: replay the line's series on a fresh tree of VERSION (another minor starts that line); stops on a conflict", run: cmdRebase},
 		"rebase-continue": {usage: "rebase-continue: go on after resolving a conflict (git am --continue or --skip in the session's tree)", run: cmdContinue},
@@ -614,21 +617,32 @@ func cmdVersion(args []string) error {
 }
 
 func cmdLdflags(args []string) error {
-	v, p, err := ln.Version()
+	flags, err := ldflags(ln)
 	if err != nil {
 		return err
 	}
-	t, err := tree.Open(ln.TreeDir())
+	fmt.Println(flags)
+	return nil
+}
+
+// ldflags are the -ldflags that stamp line l's fork version, its tree's
+// commit and state and the upstream release time into a binary.
+func ldflags(l line.Line) (string, error) {
+	v, p, err := l.Version()
 	if err != nil {
-		return err
+		return "", err
+	}
+	t, err := tree.Open(l.TreeDir())
+	if err != nil {
+		return "", err
 	}
 	commit, err := t.Line("rev-parse", "HEAD")
 	if err != nil {
-		return err
+		return "", err
 	}
 	dirty, err := t.Dirty()
 	if err != nil {
-		return err
+		return "", err
 	}
 	state := "clean"
 	if len(dirty) > 0 {
@@ -648,7 +662,52 @@ func cmdLdflags(args []string) error {
 			flags = append(flags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
 		}
 	}
-	fmt.Println("-s -w " + strings.Join(flags, " "))
+	return "-s -w " + strings.Join(flags, " "), nil
+}
+
+// cmdGomod points a user's module at the line's patched tree (README,
+// "Out-of-tree plugins"): without an argument it prints the replace block
+// for a go.mod; with a directory it writes the go.work there that uses the
+// module in it and the tree's modules, and prints how to build.
+func cmdGomod(args []string) error {
+	if len(args) > 1 {
+		return errors.New("usage: carry gomod [DIR] (DIR: the directory of your module, with its go.mod)")
+	}
+	t, err := gomod.ReadTree(ln.TreeDir())
+	if errors.Is(err, gomod.ErrNoTree) {
+		return fmt.Errorf("line %s has no patched tree (%s): run `make LINE=%s` first", ln.Name, ln.TreeDir(), ln.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("line %s: %w", ln.Name, err)
+	}
+	v, _, err := ln.Version()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		fmt.Printf("// kube-carry line %s (%s): k8s.io/kubernetes and its %d staging modules from the patched tree %s.\n", ln.Name, v, len(t.Staging()), t.Dir)
+		fmt.Printf("// Put this in your go.mod instead of any replace of these modules, then run `go mod tidy`.\n")
+		os.Stdout.Write(t.Replaces())
+		return nil
+	}
+	dir := args[0]
+	u, err := gomod.ReadUserModule(dir, t)
+	if err != nil {
+		return err
+	}
+	path, err := t.WriteWork(u, []string{
+		fmt.Sprintf("Line %s (%s), patched tree %s.", ln.Name, v, t.Dir),
+		fmt.Sprintf("Rewrite it (another line, a moved tree) with: make gomod LINE=<line> GOMOD_DIR=%s", dir),
+	})
+	if err != nil {
+		return err
+	}
+	progress("gomod: wrote %s: module %s with line %s's patched tree (%s): k8s.io/kubernetes and %d staging modules", path, u.Path, ln.Name, t.Dir, len(t.Staging()))
+	flags, err := ldflags(ln)
+	if err != nil {
+		return err
+	}
+	progress("gomod: build it with the flags and version stamp of `make` (%s):\n  cd %s && CGO_ENABLED=0 go build -trimpath -ldflags \"%s\" .", v, shellquote.Join(dir), flags)
 	return nil
 }
 

@@ -1,0 +1,3 @@
+module example.com/out-of-tree-scheduler
+
+go 1.25.0
