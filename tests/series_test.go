@@ -484,8 +484,38 @@ func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
 	}
 	wt := worktree(t, l.tree, name+"-without-"+patchName(fix), l.commits[j]+"^")
 	checkoutTestFiles(t, wt, l.commits[i], l.patches[i])
-	t.Logf("worktree %s: the series before %s plus the test files of %s", wt.Dir, fix, name)
+	// The patch's tests need the rest of their packages' test files (the
+	// helpers a later test-only patch builds on), as they are at its commit.
+	checkoutPackageTestFiles(t, wt, l.commits[i], l.patches[i])
+	t.Logf("worktree %s: the series before %s plus the test files of %s and of its test packages", wt.Dir, fix, name)
 	return wt
+}
+
+// checkoutPackageTestFiles brings every _test.go file of the directories of
+// the patch's test files, as they are at commit, into the worktree.
+func checkoutPackageTestFiles(t *testing.T, wt *tree.Tree, commit string, p *series.Patch) {
+	t.Helper()
+	dirs := map[string]bool{}
+	for _, f := range p.TestFiles() {
+		dirs[filepath.Dir(f)] = true
+	}
+	n := 0
+	for dir := range dirs {
+		out, err := wt.Line("ls-tree", "--name-only", commit, dir+"/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range strings.Fields(out) {
+			if !strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			if _, err := wt.Run("checkout", commit, "--", f); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	t.Logf("worktree %s: checked out the %d test files of the patch's test packages at %.12s", wt.Dir, n, commit)
 }
 
 // checkoutTestFiles brings only the patch's test files from commit into the
