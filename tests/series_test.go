@@ -491,31 +491,37 @@ func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
 	return wt
 }
 
-// checkoutPackageTestFiles brings every _test.go file of the directories of
-// the patch's test files, as they are at commit, into the worktree.
+// checkoutPackageTestFiles brings the other _test.go files of the
+// directories of the patch's test files, as they are at commit, into the
+// worktree (checkoutTestFiles brings the patch's own).
 func checkoutPackageTestFiles(t *testing.T, wt *tree.Tree, commit string, p *series.Patch) {
 	t.Helper()
+	own := map[string]bool{}
 	dirs := map[string]bool{}
 	for _, f := range p.TestFiles() {
-		dirs[filepath.Dir(f)] = true
+		own[f] = true
+		dirs[filepath.Dir(f)+"/"] = true
 	}
-	n := 0
+	args := []string{"ls-tree", "--name-only", commit, "--"}
 	for dir := range dirs {
-		out, err := wt.Line("ls-tree", "--name-only", commit, dir+"/")
-		if err != nil {
+		args = append(args, dir)
+	}
+	out, err := wt.Line(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range strings.Fields(out) {
+		if strings.HasSuffix(f, "_test.go") && !own[f] {
+			files = append(files, f)
+		}
+	}
+	if len(files) > 0 {
+		if _, err := wt.Run(append([]string{"checkout", commit, "--"}, files...)...); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range strings.Fields(out) {
-			if !strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			if _, err := wt.Run("checkout", commit, "--", f); err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
 	}
-	t.Logf("worktree %s: checked out the %d test files of the patch's test packages at %.12s", wt.Dir, n, commit)
+	t.Logf("worktree %s: checked out the %d other test files of the patch's test packages at %.12s", wt.Dir, len(files), commit)
 }
 
 // checkoutTestFiles brings only the patch's test files from commit into the
