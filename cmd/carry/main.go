@@ -548,7 +548,10 @@ func cmdExport(args []string) error {
 			if err := os.Rename(records, t.RecordsFile()); err != nil {
 				return err
 			}
-			return os.RemoveAll(stage)
+			if err := os.RemoveAll(stage); err != nil {
+				return err
+			}
+			return checkMutants(t)
 		}
 	}
 	err = txn.Commit(journal(ln), []txn.Move{
@@ -559,6 +562,35 @@ func cmdExport(args []string) error {
 		return err
 	}
 	progress("export: %s: %d written, %d unchanged, %d removed", ln.Name, len(res.Written), len(res.Unchanged), len(res.Removed))
+	return checkMutants(t)
+}
+
+// checkMutants warns about every mutant of the line that no longer applies
+// to the patched tree. The harness applies mutants to the fully patched
+// tree, so a later patch that moves a guarded line breaks its mutant; the
+// export that made the change is the cheapest place to say so. A warning,
+// not an error: the export itself is done and in place.
+func checkMutants(t *tree.Tree) error {
+	files, err := filepath.Glob(filepath.Join(ln.MutantsDir(), "*.patch"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		if _, err := t.Run("apply", "--check", abs); err != nil {
+			msg := err.Error()
+			var gerr *tree.GitError
+			if errors.As(err, &gerr) {
+				msg = strings.TrimSpace(gerr.Stderr)
+			}
+			fmt.Fprintf(os.Stderr, "export: %s: warning: %s no longer applies to the patched tree; make it again as a diff against the tree:\n  %s\n",
+				ln.Name, filepath.ToSlash(filepath.Join(line.PatchesDir, ln.Name, line.MutantsName, filepath.Base(f))),
+				strings.ReplaceAll(msg, "\n", "\n  "))
+		}
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -201,4 +202,38 @@ func TestResumeFinishesAnInterruptedExport(t *testing.T) {
 	assert.Equal(t, want, r.snapshot())
 	assert.Equal(t, "v1.0: nothing to finish\n", r.ok("--line", "v1.0", "resume"))
 	assert.NoDirExists(t, filepath.Join(r.root, "patches", ".v1.0.export-old"))
+}
+
+// TestExportWarnsOfAMutantThatNoLongerApplies: the harness applies a
+// line's mutants to the fully patched tree, so an amended patch that moves
+// a guarded line breaks its mutant. The export that made the change says
+// so, by name, and still succeeds.
+func TestExportWarnsOfAMutantThatNoLongerApplies(t *testing.T) {
+	proxy := fixture.NewProxy(t)
+	proxy.Add(fixture.Release{Version: "v1.0.0", Files: upstreamFiles()})
+	r := newRepo(t, proxy, fixture.HTTP)
+	tr := r.startV10()
+
+	c := fixture.ReadFile(t, filepath.Join(tr.Dir, "c.txt"))
+	fixture.WriteFiles(t, tr.Dir, map[string]string{"c.txt": strings.Replace(c, "line 15 charlie\n", "line 15 mutant\n", 1)})
+	diff, err := tr.Run("diff")
+	require.NoError(t, err)
+	_, err = tr.Run("checkout", "--", "c.txt")
+	require.NoError(t, err)
+	fixture.WriteFiles(t, r.root, map[string]string{"patches/v1.0/mutants/charlie-mutant.patch": "Mutant: charlie undone.\n\n" + diff})
+
+	out := r.ok("--line", "v1.0", "export")
+	assert.NotContains(t, out, "warning", "the mutant applies to the tree")
+
+	fixture.WriteFiles(t, tr.Dir, map[string]string{"c.txt": strings.Replace(c, "line 15 charlie\n", "line 15 charlie, amended\n", 1)})
+	_, err = tree.Git{Dir: tr.Dir, Env: devEnv}.Run("commit", "-q", "-a", "--amend", "--no-edit")
+	require.NoError(t, err)
+	out = r.ok("--line", "v1.0", "export")
+	assert.Contains(t, out, "export: v1.0: 1 written, 2 unchanged, 0 removed\n")
+	assert.Contains(t, out, "export: v1.0: warning: patches/v1.0/mutants/charlie-mutant.patch no longer applies to the patched tree")
+	assert.Contains(t, out, "c.txt")
+
+	out = r.ok("--line", "v1.0", "export")
+	assert.Contains(t, out, "export: v1.0: 3 unchanged\n")
+	assert.Contains(t, out, "charlie-mutant.patch no longer applies", "an export that changes nothing says so too")
 }
