@@ -12,9 +12,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/modfile"
 )
 
 // Outcome of one `go test` run.
@@ -186,15 +189,29 @@ func keys(m map[string]bool) []string {
 
 // Run runs `go test -json -count=1 <args>` in dir with env added to the
 // process environment.
+//
+// Run also sets TEST_SRCDIR and TEST_WORKSPACE (unless env sets them) to a
+// temporary directory where the module path of dir's go.mod links to dir.
+// Built with -trimpath, as the harness builds everything, a source file's
+// path is relative to its module ("k8s.io/kubernetes/cmd/..."), and
+// upstream's in-process test servers (kube-apiserver's testing package,
+// which scheduler_perf starts) then resolve their fixture directory
+// against these two variables, the way they do under bazel.
 func Run(dir string, env []string, args ...string) (*Result, error) {
 	full := append([]string{"test", "-json", "-count=1"}, args...)
 	cmd := exec.Command("go", full...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	srcEnv, cleanup, err := sourceDirEnv(dir, cmd.Env)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	cmd.Env = append(cmd.Env, srcEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		return nil, fmt.Errorf("go %s: %w", strings.Join(full, " "), err)
 	}
@@ -204,4 +221,46 @@ func Run(dir string, env []string, args ...string) (*Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// sourceDirEnv returns TEST_SRCDIR and TEST_WORKSPACE for a go test run in
+// dir (see Run), and a function that removes the directory they name.
+// Nothing when env sets TEST_SRCDIR already or dir has no go.mod.
+func sourceDirEnv(dir string, env []string) ([]string, func(), error) {
+	nothing := func() {}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TEST_SRCDIR=") {
+			return nil, nothing, nil
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if os.IsNotExist(err) {
+		return nil, nothing, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	modPath := modfile.ModulePath(data)
+	if modPath == "" {
+		return nil, nil, fmt.Errorf("%s: no module path", filepath.Join(dir, "go.mod"))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := os.MkdirTemp("", "gotest-srcdir-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(src) }
+	link := filepath.Join(src, filepath.FromSlash(modPath))
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if err := os.Symlink(abs, link); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return []string{"TEST_SRCDIR=" + src, "TEST_WORKSPACE=."}, cleanup, nil
 }

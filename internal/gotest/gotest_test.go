@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -350,4 +351,40 @@ func TestRunWithoutAGoCommandIsAnError(t *testing.T) {
 	require.Error(t, err)
 	assert.Nil(t, res)
 	assert.Contains(t, err.Error(), "go test -json -count=1 .")
+}
+
+// TestRunFindsSourcesUnderTrimpath: a test built with -trimpath sees its
+// own source path relative to the module, as upstream's kube-apiserver
+// test server does; under Run, TEST_SRCDIR/TEST_WORKSPACE joined with that
+// path is the real file, which is how the test server finds its
+// certificate fixtures. The directory is gone after the run.
+func TestRunFindsSourcesUnderTrimpath(t *testing.T) {
+	dir := fixtureModule(t, `package fix
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestOwnSource(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	if filepath.IsAbs(file) {
+		t.Fatalf("%s is absolute: not built with -trimpath", file)
+	}
+	path := filepath.Join(os.Getenv("TEST_SRCDIR"), os.Getenv("TEST_WORKSPACE"), file)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("source %s not found from TEST_SRCDIR: %v", file, err)
+	}
+	t.Logf("srcdir %s", os.Getenv("TEST_SRCDIR"))
+}
+`)
+	env := []string{"GOFLAGS=-trimpath", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local"}
+	res, err := gotest.Run(dir, env, "-v", ".")
+	require.NoError(t, err)
+	require.Equal(t, gotest.Passed, res.Outcome, res.Output)
+	m := regexp.MustCompile(`srcdir (\S+)`).FindStringSubmatch(res.Output)
+	require.NotNil(t, m, res.Output)
+	assert.NoDirExists(t, m[1], "the source directory is removed after the run")
 }
