@@ -551,7 +551,7 @@ func cmdExport(args []string) error {
 			if err := os.RemoveAll(stage); err != nil {
 				return err
 			}
-			return checkMutants(t)
+			return checkMutants(ln, t)
 		}
 	}
 	err = txn.Commit(journal(ln), []txn.Move{
@@ -562,16 +562,16 @@ func cmdExport(args []string) error {
 		return err
 	}
 	progress("export: %s: %d written, %d unchanged, %d removed", ln.Name, len(res.Written), len(res.Unchanged), len(res.Removed))
-	return checkMutants(t)
+	return checkMutants(ln, t)
 }
 
-// checkMutants warns about every mutant of the line that no longer applies
-// to the patched tree. The harness applies mutants to the fully patched
+// checkMutants warns about every mutant of line l that no longer applies
+// to its patched tree t. The harness applies mutants to the fully patched
 // tree, so a later patch that moves a guarded line breaks its mutant; the
-// export that made the change is the cheapest place to say so. A warning,
-// not an error: the export itself is done and in place.
-func checkMutants(t *tree.Tree) error {
-	files, err := filepath.Glob(filepath.Join(ln.MutantsDir(), "*.patch"))
+// export or port that made the change is the cheapest place to say so. A
+// warning, not an error: the export or port itself is done and in place.
+func checkMutants(l line.Line, t *tree.Tree) error {
+	files, err := filepath.Glob(filepath.Join(l.MutantsDir(), "*.patch"))
 	if err != nil {
 		return err
 	}
@@ -586,8 +586,8 @@ func checkMutants(t *tree.Tree) error {
 			if errors.As(err, &gerr) {
 				msg = strings.TrimSpace(gerr.Stderr)
 			}
-			fmt.Fprintf(os.Stderr, "export: %s: warning: %s no longer applies to the patched tree; make it again as a diff against the tree:\n  %s\n",
-				ln.Name, filepath.ToSlash(filepath.Join(line.PatchesDir, ln.Name, line.MutantsName, filepath.Base(f))),
+			fmt.Fprintf(os.Stderr, "line %s: warning: %s no longer applies to the patched tree; make it again as a diff against the tree:\n  %s\n",
+				l.Name, filepath.ToSlash(filepath.Join(line.PatchesDir, l.Name, line.MutantsName, filepath.Base(f))),
 				strings.ReplaceAll(msg, "\n", "\n  "))
 		}
 	}
@@ -1332,7 +1332,11 @@ Nothing in patches/ has changed yet.`,
 		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s, and what it staged for line %s in %s (nothing in the line changed): fix the cause and run `make %s-continue LINE=%s`, which stages again, or `make %s-abort LINE=%s`, which removes both", err, verb, sess.Dir, target.Name, filepath.Join(line.PatchesDir, "."+target.Name+".stage"), verb, ln.Name, verb, ln.Name)
 	}
 	progress("%s: done: line %s; review CHANGELOG.md, then `make test LINE=%s`", verb, target.Name, target.Name)
-	return nil
+	t, err := tree.Open(target.TreeDir())
+	if err != nil {
+		return err
+	}
+	return checkMutants(target, t)
 }
 
 // EtcdModule is the module etcd is built from; tools/etcd/<X.Y.Z>/ pins

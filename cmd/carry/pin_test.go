@@ -230,7 +230,7 @@ func TestExportWarnsOfAMutantThatNoLongerApplies(t *testing.T) {
 	require.NoError(t, err)
 	out = r.ok("--line", "v1.0", "export")
 	assert.Contains(t, out, "export: v1.0: 1 written, 2 unchanged, 0 removed\n")
-	assert.Contains(t, out, "export: v1.0: warning: patches/v1.0/mutants/charlie-mutant.patch no longer applies to the patched tree")
+	assert.Contains(t, out, "line v1.0: warning: patches/v1.0/mutants/charlie-mutant.patch no longer applies to the patched tree")
 	assert.Contains(t, out, "c.txt")
 
 	out = r.ok("--line", "v1.0", "export")
