@@ -146,6 +146,10 @@ bench: build etcd ## scheduler throughput on the line, 500 nodes and 5000 pods: 
 bench-full: build etcd ## the throughput benchmark with 1000 nodes
 	BENCH_NODES=1000 scripts/bench.sh
 
+.PHONY: perf
+perf: apply etcd ## scheduler_perf: WaitForFirstConsumer at 1000 nodes, plain vs CSIStorageCapacity vs local-dynamic, 5 runs each, benchstat
+	scripts/perf.sh
+
 .PHONY: soak
 soak: build etcd ## the S2 stress scenario with SOAK_N iterations (default 100) against a real apiserver and etcd
 	scripts/soak.sh
