@@ -147,7 +147,7 @@ bench-full: build etcd ## the throughput benchmark with 1000 nodes
 	BENCH_NODES=1000 scripts/bench.sh
 
 .PHONY: perf
-perf: apply etcd ## scheduler_perf: WaitForFirstConsumer at 1000 nodes, plain vs CSIStorageCapacity vs local-dynamic, 5 runs each, benchstat
+perf: apply etcd ## scheduler_perf at 1000 nodes: WaitForFirstConsumer plain vs local-dynamic (5 runs each) vs CSIStorageCapacity (1), benchstat
 	scripts/perf.sh
 
 .PHONY: soak
