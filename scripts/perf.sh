@@ -8,7 +8,8 @@
 # reference, in ./test/integration/scheduler_perf/volumes.
 # PERF_COUNT (5) repeats plain, localdynamic and the reference;
 # PERF_CSI_COUNT (1) repeats csistoragecapacity, which schedules about
-# 3 pods/s on 2 cores (one run is about 17 minutes; 0 skips it).
+# 3.6 pods/s on 2 cores (500 + 500 pods, one run is about 5 minutes; 0
+# skips it).
 # PERF_BENCH, a -bench regular expression, replaces both selections and is
 # run PERF_COUNT times. PERF_PROFILE=1 writes a CPU profile of each run
 # (scheduler_perf's -perf-cpuprofile).
