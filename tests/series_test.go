@@ -180,13 +180,13 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 	t.Run("test", func(t *testing.T) {
 		for _, gt := range p.Tests {
 			at := harness.At(file, "Test", gt)
-			res, log := runCheck(t, l.tree.Dir, name, harness.LogName("test", fmt.Sprintf("L%d", gt.Line)), gt)
+			res, log, note := onPatchedTree(t, l, name, harness.LogName("test", fmt.Sprintf("L%d", gt.Line)), gt)
 			if err := harness.MustPass(res); err != nil {
-				t.Errorf("%s: %v\n%s", at, err, harness.Report(res, log))
+				t.Errorf("%s: %v%s\n%s", at, err, note, harness.Report(res, log))
 				continue
 			}
 			passed++
-			t.Logf("%s: %d passed in %s", at, len(res.Passed), res.Elapsed.Round(1e8))
+			t.Logf("%s: %d passed in %s%s", at, len(res.Passed), res.Elapsed.Round(1e8), note)
 		}
 	})
 	setRow(name, func(r *row) { r.Tests = fmt.Sprintf("%d/%d pass", passed, len(p.Tests)) })
@@ -271,12 +271,12 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 				continue
 			}
 			t.Logf("%s: FAILS without the fix (%s)", at, strings.Join(without.Failed, ", "))
-			with, log := runCheck(t, l.tree.Dir, name, check+"-with-fix", gt)
+			with, log, note := onPatchedTree(t, l, name, check+"-with-fix", gt)
 			if err := harness.MustPass(with); err != nil {
-				t.Errorf("%s: with the fix: %v\n%s", at, err, harness.Report(with, log))
+				t.Errorf("%s: with the fix: %v%s\n%s", at, err, note, harness.Report(with, log))
 				continue
 			}
-			t.Logf("%s: PASSES with the fix", at)
+			t.Logf("%s: PASSES with the fix%s", at, note)
 			proven++
 		}
 		setRow(name, func(r *row) {
@@ -304,10 +304,10 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 	for _, g := range p.Guards {
 		at := fmt.Sprintf("%s:%d: Guards: %s %s", rel(p.File), g.Line, g.Mutant, g.Test)
 		check := harness.LogName("guard", fmt.Sprintf("L%d", g.Line))
-		with, log := runCheck(t, l.tree.Dir, name, check+"-patched-tree", g.Test)
+		with, log, note := onPatchedTree(t, l, name, check+"-patched-tree", g.Test)
 		if err := harness.MustPass(with); err != nil {
 			recordMutant(g.Mutant, g.Test.String(), "not tried: the guard fails on the patched tree")
-			t.Errorf("%s: on the patched tree: %v\n%s", at, err, harness.Report(with, log))
+			t.Errorf("%s: on the patched tree: %v%s\n%s", at, err, note, harness.Report(with, log))
 			continue
 		}
 		var mlog string
@@ -433,6 +433,28 @@ func runLogged(dir, patch, check string, gt series.GoTest) (*gotest.Result, stri
 		return nil, "", err
 	}
 	return res, rel(log), nil
+}
+
+// patchedRuns are the commands run on the patched tree; see onPatchedTree.
+var patchedRuns harness.Once
+
+// onPatchedTree is runCheck on the patched tree, which no check changes
+// while the harness runs: a command that a check ran there already is not
+// run again, and its result and log are that run's. note says so, for the
+// check's log line ("" when the command ran now).
+func onPatchedTree(t *testing.T, l *loaded, patch, check string, gt series.GoTest) (res *gotest.Result, log, note string) {
+	t.Helper()
+	args := append([]string{gt.Package}, gt.Flags...)
+	r, again, err := patchedRuns.Do(l.tree.Dir, args, patch+" "+check, func() (*gotest.Result, string, error) {
+		return runLogged(l.tree.Dir, patch, check, gt)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again {
+		note = fmt.Sprintf(" (the run of %s: the same command on the same tree)", r.By)
+	}
+	return r.Result, r.Log, note
 }
 
 // runCheck is runLogged that fails the test on an error.

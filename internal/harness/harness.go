@@ -2,7 +2,8 @@
 // does not need a Kubernetes tree, so that it is tested on small fixture
 // modules: which patch broke a failing upstream suite (Bisect, Suites),
 // what a mutant proved (TryMutant), what a trailer's test command must do
-// (MustPass, MustFail), and where each check's full log goes (Logs).
+// (MustPass, MustFail), where each check's full log goes (Logs), and that
+// a command the patched tree already ran is not run again (Once).
 package harness
 
 import (
