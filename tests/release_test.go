@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,9 +27,10 @@ import (
 // binary and runs from the extracted layer; the image runs it as non-root;
 // a second `carry release` of the same binaries gives the same digest; an
 // independent OCI tool (skopeo, from Debian's packages: ci/install-tools)
-// reads the layout, the OCI archive and the docker archive; every SBOM
-// parses with the SPDX library; the arm64 binaries are ELF aarch64; the
-// sums check.
+// reads the layout, the OCI archive and the docker archive; containerd's
+// importer (what ctr images import and kind load image-archive run) takes
+// the OCI archive and the docker archives; every SBOM parses with the SPDX
+// library; the arm64 binaries are ELF aarch64; the sums check.
 func TestRelease(t *testing.T) {
 	skopeo, err := exec.LookPath("skopeo")
 	require.NoError(t, err, "skopeo is needed to check the image with a tool of its own: ci/install-tools installs it")
@@ -107,6 +110,27 @@ func TestRelease(t *testing.T) {
 			out, err := exec.Command(skopeo, "--insecure-policy", "inspect", "--override-os", "linux", "--override-arch", "amd64", src).CombinedOutput()
 			require.NoError(t, err, "skopeo inspect %s: %s", src, out)
 			assert.Contains(t, string(out), `"org.opencontainers.image.version": "`+version+`"`, "skopeo inspect %s", src)
+		}
+	})
+
+	t.Run("containerd imports the OCI archive and the docker archives", func(t *testing.T) {
+		// With containerd's own importer: what `ctr images import` and
+		// `kind load image-archive` run, and Docker's containerd image
+		// store for `docker load`.
+		for file, want := range map[string][]string{
+			"kube-scheduler.oci.tar":                {"linux/amd64", "linux/arm64"},
+			"kube-scheduler.linux-amd64.docker.tar": {"linux/amd64"},
+			"kube-scheduler.linux-arm64.docker.tar": {"linux/arm64"},
+		} {
+			imported, err := release.ContainerdImport(t.Context(), filepath.Join(dir, file), t.TempDir())
+			require.NoError(t, err)
+			require.Len(t, imported, 1, file)
+			assert.Equal(t, ref.String(), imported[0].Name, file)
+			assert.Equal(t, want, slices.Sorted(maps.Keys(imported[0].Configs)), file)
+			for platform, config := range imported[0].Configs {
+				assert.Equal(t, version, config.Config.Labels["org.opencontainers.image.version"], "%s %s", file, platform)
+				assert.Equal(t, "65532:65532", config.Config.User, "%s %s", file, platform)
+			}
 		}
 	})
 
