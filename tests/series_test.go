@@ -423,7 +423,7 @@ func upstreamPackage(t *testing.T, l *loaded, pkg string) bool {
 // runLogged runs a trailer's test command in dir with the harness's
 // environment and writes its full log as check of patch.
 func runLogged(dir, patch, check string, gt series.GoTest) (*gotest.Result, string, error) {
-	args := append([]string{gt.Package}, gt.Flags...)
+	args := goTestArgs(gt)
 	res, err := gotest.Run(dir, goEnv, args...)
 	if err != nil {
 		return nil, "", err
@@ -435,6 +435,11 @@ func runLogged(dir, patch, check string, gt series.GoTest) (*gotest.Result, stri
 	return res, rel(log), nil
 }
 
+// goTestArgs are the go test arguments of a trailer's test command.
+func goTestArgs(gt series.GoTest) []string {
+	return append([]string{gt.Package}, gt.Flags...)
+}
+
 // patchedRuns are the commands run on the patched tree; see onPatchedTree.
 var patchedRuns harness.Once
 
@@ -444,8 +449,7 @@ var patchedRuns harness.Once
 // check's log line ("" when the command ran now).
 func onPatchedTree(t *testing.T, l *loaded, patch, check string, gt series.GoTest) (res *gotest.Result, log, note string) {
 	t.Helper()
-	args := append([]string{gt.Package}, gt.Flags...)
-	r, again, err := patchedRuns.Do(l.tree.Dir, args, patch+" "+check, func() (*gotest.Result, string, error) {
+	r, again, err := patchedRuns.Do(l.tree.Dir, goTestArgs(gt), patch+" "+check, func() (*gotest.Result, string, error) {
 		return runLogged(l.tree.Dir, patch, check, gt)
 	})
 	if err != nil {

@@ -3,7 +3,9 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,55 +48,75 @@ func ContainerdImport(ctx context.Context, file, storeDir string) ([]Imported, e
 		return nil, err
 	}
 	defer f.Close()
-	indexDesc, err := archive.ImportIndex(ctx, store, f)
+	imported, err := importImages(ctx, store, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: containerd import: %w", file, err)
 	}
+	return imported, nil
+}
+
+// importImages imports the archive r into store and reads back each image
+// it names, as ContainerdImport describes.
+func importImages(ctx context.Context, store content.Store, r io.Reader) ([]Imported, error) {
+	indexDesc, err := archive.ImportIndex(ctx, store, r)
+	if err != nil {
+		return nil, err
+	}
 	var index ocispec.Index
 	if err := readJSON(ctx, store, indexDesc, &index); err != nil {
-		return nil, fmt.Errorf("%s: containerd import: the index: %w", file, err)
+		return nil, fmt.Errorf("the index: %w", err)
 	}
 	if len(index.Manifests) == 0 {
-		return nil, fmt.Errorf("%s: containerd import: the archive holds no image", file)
+		return nil, errors.New("the archive holds no image")
 	}
 	var imported []Imported
 	for _, desc := range index.Manifests {
 		name := desc.Annotations[images.AnnotationImageName]
 		if name == "" {
-			return nil, fmt.Errorf("%s: containerd import: image %s has no %s: ctr would import it without a name", file, desc.Digest, images.AnnotationImageName)
+			return nil, fmt.Errorf("image %s has no %s: ctr would import it without a name", desc.Digest, images.AnnotationImageName)
 		}
 		ps, err := images.Platforms(ctx, store, desc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: containerd import: %s: %w", file, name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		im := Imported{Name: name, Configs: map[string]ocispec.Image{}}
 		for _, p := range ps {
 			platform := platforms.Format(p)
-			match := platforms.OnlyStrict(p)
-			available, _, _, missing, err := images.Check(ctx, store, desc, match)
+			config, err := platformConfig(ctx, store, desc, p)
 			if err != nil {
-				return nil, fmt.Errorf("%s: containerd import: %s for %s: %w", file, name, platform, err)
-			}
-			if !available {
-				var digests []string
-				for _, m := range missing {
-					digests = append(digests, m.Digest.String())
-				}
-				return nil, fmt.Errorf("%s: containerd import: %s for %s: blobs missing: %s", file, name, platform, strings.Join(digests, ", "))
-			}
-			configDesc, err := images.Config(ctx, store, desc, match)
-			if err != nil {
-				return nil, fmt.Errorf("%s: containerd import: %s for %s: %w", file, name, platform, err)
-			}
-			var config ocispec.Image
-			if err := readJSON(ctx, store, configDesc, &config); err != nil {
-				return nil, fmt.Errorf("%s: containerd import: %s for %s: the config: %w", file, name, platform, err)
+				return nil, fmt.Errorf("%s for %s: %w", name, platform, err)
 			}
 			im.Configs[platform] = config
 		}
 		imported = append(imported, im)
 	}
 	return imported, nil
+}
+
+// platformConfig checks that every blob of the image's platform p is in
+// store and returns the platform's config.
+func platformConfig(ctx context.Context, store content.Store, desc ocispec.Descriptor, p ocispec.Platform) (ocispec.Image, error) {
+	var config ocispec.Image
+	match := platforms.OnlyStrict(p)
+	available, _, _, missing, err := images.Check(ctx, store, desc, match)
+	if err != nil {
+		return config, err
+	}
+	if !available {
+		var digests []string
+		for _, m := range missing {
+			digests = append(digests, m.Digest.String())
+		}
+		return config, fmt.Errorf("blobs missing: %s", strings.Join(digests, ", "))
+	}
+	configDesc, err := images.Config(ctx, store, desc, match)
+	if err != nil {
+		return config, err
+	}
+	if err := readJSON(ctx, store, configDesc, &config); err != nil {
+		return config, fmt.Errorf("the config: %w", err)
+	}
+	return config, nil
 }
 
 func readJSON(ctx context.Context, store content.Provider, desc ocispec.Descriptor, v any) error {
