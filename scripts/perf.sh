@@ -10,9 +10,16 @@
 # PERF_CSI_COUNT (1) repeats csistoragecapacity, which schedules about
 # 3.6 pods/s on 2 cores (500 + 500 pods, one run is about 5 minutes; 0
 # skips it).
-# PERF_BENCH, a -bench regular expression, replaces both selections and is
-# run PERF_COUNT times. PERF_PROFILE=1 writes a CPU profile of each run
-# (scheduler_perf's -perf-cpuprofile).
+# Every run of a benchmark is a process of its own, and the benchmarks
+# take turns (plain, localdynamic, the reference; then localdynamic, the
+# reference, plain; ...): in one process each run of a workload is slower
+# than the one before (the first run of plain 78.8 pods/s, its fifth 71.3),
+# so running one variant's five runs after the other's favoured the first.
+# PERF_BENCH, -bench regular expressions separated by spaces, replaces the
+# selections; each is run PERF_COUNT times in turn with the others (one
+# that matches several benchmarks runs them in one process, in order).
+# PERF_PROFILE=1 writes a CPU profile of each run (scheduler_perf's
+# -perf-cpuprofile).
 # Writes _output/<line>/perf/<time>/: results.txt (the benchmark lines, for
 # benchstat), the log and scheduler_perf's data items and profiles; prints
 # benchstat of the variants side by side and of the reference.
@@ -23,18 +30,24 @@ line_paths
 
 count=${PERF_COUNT:-5}
 csi_count=${PERF_CSI_COUNT:-1}
-# One go test per selection: -bench matches level by level, and a
+# One pattern per benchmark: -bench matches level by level, and a
 # benchmark that only matches the first levels of a pattern (the reference
 # has no variant level) runs once, unreported.
+wffc=BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/1000Nodes
 runs=(
-	"BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/1000Nodes/variant=(plain|localdynamic)\$ $count"
+	"$wffc/variant=plain\$ $count"
+	"$wffc/variant=localdynamic\$ $count"
 	"BenchmarkPerfScheduling/SchedulingCSIPVs/1000Nodes\$ $count"
 )
 if ((csi_count > 0)); then
-	runs+=("BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/1000Nodes/variant=csistoragecapacity\$ $csi_count")
+	runs+=("$wffc/variant=csistoragecapacity\$ $csi_count")
 fi
 if [[ -n "${PERF_BENCH:-}" ]]; then
-	runs=("$PERF_BENCH $count")
+	runs=()
+	read -r -a patterns <<<"$PERF_BENCH"
+	for pattern in "${patterns[@]}"; do
+		runs+=("$pattern $count")
+	done
 fi
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 dir="$OUT/perf/$stamp"
@@ -55,23 +68,41 @@ log "perf: building benchstat (tools/benchstat)"
 mkdir -p "$dir/srcdir/k8s.io"
 ln -s "$TREE" "$dir/srcdir/k8s.io/kubernetes"
 
-cd "$TREE"
 : >"$log_file"
+log "perf: line $LINE: building scheduler_perf's volumes benchmarks"
+(cd "$TREE" && go test -c -o "$dir/volumes.test" ./test/integration/scheduler_perf/volumes) >>"$log_file" 2>&1 ||
+	{
+		tail -n 50 "$log_file" >&2
+		die "perf: building ./test/integration/scheduler_perf/volumes failed (log: $log_file)"
+	}
+
+rounds=0
 for run in "${runs[@]}"; do
-	bench=${run% *}
-	n=${run##* }
-	log "perf: line $LINE: scheduler_perf -bench '$bench', $n time(s) (log: $log_file)"
-	# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
-	# per-workload logs and profiles go.
-	PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir" TEST_WORKSPACE=. \
-		go test -timeout 0 ./test/integration/scheduler_perf/volumes -run '^$' \
-		-bench "$bench" -benchtime=1x -count="$n" \
-		-args -perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}" \
-		>>"$log_file" 2>&1 ||
-		{
-			tail -n 50 "$log_file" >&2
-			die "perf: scheduler_perf failed (log: $log_file)"
-		}
+	rounds=$((${run##* } > rounds ? ${run##* } : rounds))
+done
+# go test runs a test binary in its package's directory: the workloads'
+# templates are found relative to it.
+cd "$TREE/test/integration/scheduler_perf/volumes"
+for ((round = 0; round < rounds; round++)); do
+	for ((i = 0; i < ${#runs[@]}; i++)); do
+		# Each round starts one benchmark later than the one before.
+		run=${runs[(round + i) % ${#runs[@]}]}
+		bench=${run% *}
+		n=${run##* }
+		((round < n)) || continue
+		log "perf: line $LINE: round $((round + 1))/$rounds: scheduler_perf -bench '$bench' (log: $log_file)"
+		# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
+		# per-workload logs and profiles go.
+		PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir" TEST_WORKSPACE=. \
+			"$dir/volumes.test" -test.timeout 0 -test.run '^$' \
+			-test.bench "$bench" -test.benchtime=1x -test.count=1 \
+			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}" \
+			>>"$log_file" 2>&1 ||
+			{
+				tail -n 50 "$log_file" >&2
+				die "perf: scheduler_perf failed (log: $log_file)"
+			}
+	done
 done
 
 {
