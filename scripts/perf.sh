@@ -84,12 +84,15 @@ done
 # templates are found relative to it.
 cd "$TREE/test/integration/scheduler_perf/volumes"
 for ((round = 0; round < rounds; round++)); do
-	for ((i = 0; i < ${#runs[@]}; i++)); do
+	benches=()
+	for run in "${runs[@]}"; do
+		if ((round < ${run##* })); then
+			benches+=("${run% *}")
+		fi
+	done
+	for ((i = 0; i < ${#benches[@]}; i++)); do
 		# Each round starts one benchmark later than the one before.
-		run=${runs[(round + i) % ${#runs[@]}]}
-		bench=${run% *}
-		n=${run##* }
-		((round < n)) || continue
+		bench=${benches[(round + i) % ${#benches[@]}]}
 		log "perf: line $LINE: round $((round + 1))/$rounds: scheduler_perf -bench '$bench' (log: $log_file)"
 		# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
 		# per-workload logs and profiles go.
