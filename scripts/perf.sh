@@ -69,12 +69,18 @@ mkdir -p "$dir/srcdir/k8s.io"
 ln -s "$TREE" "$dir/srcdir/k8s.io/kubernetes"
 
 : >"$log_file"
-log "perf: line $LINE: building scheduler_perf's volumes benchmarks"
-(cd "$TREE" && go test -c -o "$dir/volumes.test" ./test/integration/scheduler_perf/volumes) >>"$log_file" 2>&1 ||
-	{
+# logged WHAT CMD...: runs CMD with its output in the log; on failure shows
+# the log's end and stops, saying that WHAT failed.
+logged() {
+	local what=$1
+	shift
+	"$@" >>"$log_file" 2>&1 || {
 		tail -n 50 "$log_file" >&2
-		die "perf: building ./test/integration/scheduler_perf/volumes failed (log: $log_file)"
+		die "perf: $what failed (log: $log_file)"
 	}
+}
+log "perf: line $LINE: building scheduler_perf's volumes benchmarks"
+(cd "$TREE" && logged "building ./test/integration/scheduler_perf/volumes" go test -c -o "$dir/volumes.test" ./test/integration/scheduler_perf/volumes)
 
 rounds=0
 for run in "${runs[@]}"; do
@@ -97,14 +103,9 @@ for ((round = 0; round < rounds; round++)); do
 		# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
 		# per-workload logs and profiles go.
 		PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir" TEST_WORKSPACE=. \
-			"$dir/volumes.test" -test.timeout 0 -test.run '^$' \
+			logged scheduler_perf "$dir/volumes.test" -test.timeout 0 -test.run '^$' \
 			-test.bench "$bench" -test.benchtime=1x -test.count=1 \
-			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}" \
-			>>"$log_file" 2>&1 ||
-			{
-				tail -n 50 "$log_file" >&2
-				die "perf: scheduler_perf failed (log: $log_file)"
-			}
+			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}"
 	done
 done
 
