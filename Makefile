@@ -53,8 +53,12 @@ etcd: fetch ## build the etcd the line's integration tests use into _output/<lin
 gomod: ## for out-of-tree scheduler plugins: print the go.mod replace block that points a module at the line's patched tree, or with GOMOD_DIR=<module dir> write its go.work
 	@scripts/gomod.sh $(GOMOD_DIR)
 
+.PHONY: tools
+tools: ## install what make test and make cluster need beyond Go and git from Debian's packages (shellcheck, skopeo, containerd, runc, CNI plugins, iptables); says what it installs
+	scripts/tools.sh
+
 .PHONY: test
-test: ## prove lines: without LINE, the full proof of the newest line and the line proof of the other supported lines; with LINE, the full proof of that line
+test: tools lint ## prove lines: without LINE, the full proof of the newest line and the line proof of the other supported lines; with LINE, the full proof of that line
 	scripts/test.sh
 
 .PHONY: test-patch
@@ -133,8 +137,8 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
 .PHONY: lint
-lint: ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
-	shellcheck -x scripts/*.sh ci/run ci/install-tools .ci/run
+lint: tools ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
+	shellcheck -x scripts/*.sh ci/run .ci/run
 	@out=$$(gofmt -l cmd internal tests examples); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./cmd/... ./internal/... ./tests/...
 

@@ -26,14 +26,14 @@ import (
 // on: the kube-scheduler inside the image is byte for byte the released
 // binary and runs from the extracted layer; the image runs it as non-root;
 // a second `carry release` of the same binaries gives the same digest; an
-// independent OCI tool (skopeo, from Debian's packages: ci/install-tools)
+// independent OCI tool (skopeo, from Debian's packages: make tools)
 // reads the layout, the OCI archive and the docker archive; containerd's
 // importer (what ctr images import and kind load image-archive run) takes
 // the OCI archive and the docker archives; every SBOM parses with the SPDX
 // library; the arm64 binaries are ELF aarch64; the sums check.
 func TestRelease(t *testing.T) {
 	skopeo, err := exec.LookPath("skopeo")
-	require.NoError(t, err, "skopeo is needed to check the image with a tool of its own: ci/install-tools installs it")
+	require.NoError(t, err, "skopeo is needed to check the image with a tool of its own: make tools installs it")
 	load(t)
 	version := strings.TrimSpace(carryOut(t, root, "version"))
 	dir := filepath.Join(ln.OutDir(), "release")

@@ -263,3 +263,43 @@ func TestFetchFromGitVerifiesEveryModule(t *testing.T) {
 		assert.Empty(t, left, "fetch left a partial tree behind")
 	})
 }
+
+// TestToolsScript: where `make tools` cannot install what is missing, it
+// fails naming the Debian packages and why, and installs nothing. The
+// machine's tools are hidden by a PATH of fakes.
+func TestToolsScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		fakes map[string]string // command -> script body
+		want  string
+	}{
+		{
+			name: "no apt-get",
+			want: "there is no apt-get (this is not a Debian or Ubuntu machine)",
+		},
+		{
+			name: "not root and no sudo",
+			fakes: map[string]string{
+				"apt-get": "echo apt-get must not run >&2; exit 3",
+				"id":      `case "$1" in -u) echo 1000;; -un) echo builder;; esac`,
+			},
+			want: "installing needs root, and this is user builder without sudo",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := t.TempDir()
+			for name, body := range tc.fakes {
+				require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!"+bash+"\n"+body+"\n"), 0o755))
+			}
+			cmd := exec.Command(bash, rootPath("scripts/tools.sh"))
+			cmd.Env = append(os.Environ(), "PATH="+bin)
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "tools.sh must fail:\n%s", out)
+			assert.Contains(t, string(out), "tools: missing Debian packages: shellcheck skopeo")
+			assert.Contains(t, string(out), tc.want)
+			assert.NotContains(t, string(out), "apt-get must not run")
+		})
+	}
+}
