@@ -17,6 +17,7 @@ export LINE
 TEST_TIMEOUT ?= 60m
 export TEST_TIMEOUT
 export RUN
+export NODES SCHEDULER KUBELET UPSTREAM_BINARIES
 
 .PHONY: all
 all: build etcd ## fetch the line's pinned upstream, apply its series, build kube-scheduler and kubelet (and etcd for the tests) into _output/<line>/bin
@@ -131,6 +132,18 @@ clean-tree: ## remove the line's patched tree (refuses when it holds unexported 
 .PHONY: clean
 clean: ## remove _output/<line> (refuses when the line's patched tree holds unexported work)
 	scripts/clean.sh all
+
+.PHONY: cluster-binaries
+cluster-binaries: build ## what make cluster runs besides the release: kube-apiserver, kube-controller-manager, kubectl, agnhost of the line, and plain upstream kube-scheduler and kubelet (_output/<line>/upstream/bin)
+	scripts/cluster-binaries.sh
+
+.PHONY: cluster
+cluster: tools build etcd cluster-binaries ## start the line as a cluster on this machine (root): control plane + NODES=2 nodes with their own containerd; SCHEDULER=, KUBELET=, UPSTREAM_BINARIES=1 swap binaries
+	scripts/cluster-up.sh
+
+.PHONY: cluster-down
+cluster-down: ## stop the cluster and remove every process, mount, network namespace and cgroup it made
+	scripts/cluster-down.sh
 
 .PHONY: help
 help: ## list the targets

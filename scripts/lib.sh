@@ -25,7 +25,8 @@ carry() {
 	(cd "$ROOT" && "$CARRY" "$@")
 }
 
-# line_paths sets LINE, LINE_DIR, OUT, TREE, BIN and TEST_BIN for the line
+# line_paths sets LINE, LINE_DIR, OUT, TREE, BIN, TEST_BIN, UPSTREAM_BIN and
+# CLUSTER_DIR for the line
 # LINE names (the newest when LINE is empty); an unknown line fails, naming
 # the lines there are.
 line_paths() {

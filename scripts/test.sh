@@ -7,7 +7,8 @@
 # packages' upstream suites, regression proofs, mutants, the binary smoke
 # test (of the line's kube-scheduler and of examples/out-of-tree-scheduler
 # built against the line), the matrix, and the checks of the built
-# binaries. The line proof:
+# binaries, and the line run as a cluster on this machine (TestCluster). The
+# line proof:
 # lint, exact apply, build, etcd, every Test: (the integration scenarios
 # among them) and the checks of the built binaries. Each line is fetched,
 # applied and built first (cached when nothing changed).
@@ -18,11 +19,16 @@ source "$(dirname "$0")/lib.sh"
 
 timeout=${TEST_TIMEOUT:-60m}
 
+# prepare LINE PROOF: what the proof needs built; the full proof also runs
+# the line as a cluster (TestCluster), which needs the cluster's binaries.
 prepare() {
 	LINE=$1 "$ROOT/scripts/fetch.sh"
 	LINE=$1 "$ROOT/scripts/apply.sh"
 	LINE=$1 "$ROOT/scripts/build.sh"
 	LINE=$1 "$ROOT/scripts/etcd.sh"
+	if [[ $2 == full ]]; then
+		LINE=$1 "$ROOT/scripts/cluster-binaries.sh"
+	fi
 }
 
 # harness LINE PROOF [RUN]
@@ -37,18 +43,18 @@ log "test: the tooling's own tests (cmd/, internal/)"
 
 if [[ -n "${LINE:-}" ]]; then
 	line_paths
-	prepare "$LINE"
+	prepare "$LINE" full
 	harness "$LINE" full
 	exit 0
 fi
 
 read -r -a supported < <(carry lines -offline -supported)
 newest=${supported[-1]}
-prepare "$newest"
+prepare "$newest" full
 harness "$newest" full
 for l in "${supported[@]}"; do
 	[[ "$l" == "$newest" ]] && continue
-	prepare "$l"
+	prepare "$l" line
 	harness "$l" line '^(TestSeries|TestBinaries|TestEtcdBinary)$'
 done
 log "test: full proof of $newest; line proof of ${supported[*]:0:${#supported[@]}-1}"

@@ -71,6 +71,8 @@ func init() {
 		"port-continue":   {usage: "port-continue: go on after resolving a conflict", run: cmdPortContinue},
 		"port-abort":      {usage: "port-abort: throw the port away; the line and its tree stay as they were", run: cmdPortAbort},
 		"resume":          {usage: "resume: finish a command that was killed while putting its result in place (also done by every command)", run: cmdResume},
+		"cluster-up":      {usage: "cluster-up [-nodes N] [-scheduler BIN] [-kubelet BIN] [-upstream]: start the line as a cluster on this machine (needs root; make cluster)", run: cmdClusterUp},
+		"cluster-down":    {usage: "cluster-down: stop the cluster this machine runs and remove every process, mount, network namespace and cgroup it made", run: cmdClusterDown},
 		"etcd-version":    {usage: "etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the line; fail when tools/etcd builds another", run: cmdEtcdVersion},
 	}
 	commands["bump-continue"] = command{usage: "bump-continue: same as rebase-continue", run: cmdContinue}
@@ -204,6 +206,8 @@ func cmdPaths(args []string) error {
 		{"TREE", ln.TreeDir()},
 		{"BIN", ln.BinDir()},
 		{"TEST_BIN", ln.TestBinDir()},
+		{"UPSTREAM_BIN", ln.UpstreamBinDir()},
+		{"CLUSTER_DIR", ln.ClusterDir()},
 	} {
 		abs, err := filepath.Abs(kv[1])
 		if kv[0] == "LINE" {
@@ -649,7 +653,16 @@ func cmdVersion(args []string) error {
 }
 
 func cmdLdflags(args []string) error {
-	flags, err := ldflags(ln)
+	fs := flag.NewFlagSet("ldflags", flag.ContinueOnError)
+	upstream := fs.Bool("upstream", false, "stamp plain upstream vX.Y.Z and the tree's first commit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	build := ldflags
+	if *upstream {
+		build = upstreamLdflags
+	}
+	flags, err := build(ln)
 	if err != nil {
 		return err
 	}
@@ -680,6 +693,32 @@ func ldflags(l line.Line) (string, error) {
 	if len(dirty) > 0 {
 		state = "dirty"
 	}
+	return versionFlags(p, v, commit, state), nil
+}
+
+// upstreamLdflags stamp plain upstream: the pinned release and the tree's
+// first commit (`upstream vX.Y.Z`), for the binaries scenarios compare the
+// fork with.
+func upstreamLdflags(l line.Line) (string, error) {
+	p, err := l.Pin()
+	if err != nil {
+		return "", err
+	}
+	t, err := tree.Open(l.TreeDir())
+	if err != nil {
+		return "", err
+	}
+	commit, version, err := t.Base()
+	if err != nil {
+		return "", err
+	}
+	if version != p.Version {
+		return "", fmt.Errorf("%s is at upstream %s, the pin is %s: run make", l.TreeDir(), version, p.Version)
+	}
+	return versionFlags(p, p.Version, commit, "clean"), nil
+}
+
+func versionFlags(p *pin.Pin, v, commit, state string) string {
 	major, minor := "1", strings.Split(strings.TrimPrefix(p.Version, "v"), ".")[1]
 	var flags []string
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
@@ -694,7 +733,7 @@ func ldflags(l line.Line) (string, error) {
 			flags = append(flags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
 		}
 	}
-	return "-s -w " + strings.Join(flags, " "), nil
+	return "-s -w " + strings.Join(flags, " ")
 }
 
 // cmdGomod points a user's module at the line's patched tree (README,

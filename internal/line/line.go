@@ -88,6 +88,15 @@ func (l Line) LogDir() string     { return l.path(OutputDir, l.Name, "logs") }
 func (l Line) RebaseDir() string  { return l.path(OutputDir, l.Name, "rebase") }
 func (l Line) PortDir() string    { return l.path(OutputDir, l.Name, "port") }
 
+// UpstreamBinDir holds kube-scheduler and kubelet built from the tree's
+// first commit (plain upstream vX.Y.Z), for scenarios that compare the fork
+// with upstream on the same cluster.
+func (l Line) UpstreamBinDir() string { return l.path(OutputDir, l.Name, "upstream", "bin") }
+
+// ClusterDir is the state of `make cluster` on the line: certificates,
+// configuration, the nodes' runtimes, and every component's log.
+func (l Line) ClusterDir() string { return l.path(OutputDir, l.Name, "cluster") }
+
 // Mutant is the path of a Guards: trailer's mutant (relative to the line's
 // folder, e.g. mutants/x.patch).
 func (l Line) Mutant(rel string) string { return l.path(PatchesDir, l.Name, filepath.FromSlash(rel)) }

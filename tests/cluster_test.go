@@ -1,0 +1,299 @@
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCluster brings the line up as a cluster the way a user does (`make
+// cluster`'s script), checks that both nodes are Ready, runs a pod on each
+// node that writes a file into a volume and reads it back, reads it with
+// `kubectl logs` and again with `kubectl exec`, checks that a second
+// cluster-up refuses and changes nothing, kills one node's containerd (a
+// component that died), and brings the cluster down: no process, mount,
+// network namespace, cgroup, bridge or iptables rule of it is left.
+func TestCluster(t *testing.T) {
+	load(t)
+	dir, err := filepath.Abs(ln.ClusterDir())
+	require.NoError(t, err)
+	kubectl := filepath.Join(ln.BinDir(), "kubectl")
+	require.FileExists(t, kubectl, "make cluster-binaries builds kubectl")
+	before := hostNow(t)
+
+	// make cluster killed half-way (SIGKILL: nothing of carry's runs
+	// after it): cluster-up refuses to start over what is left, and
+	// cluster-down removes it.
+	t.Run("down after an interrupted cluster-up leaves nothing", func(t *testing.T) {
+		cmd := exec.Command(rootPath("scripts/cluster-up.sh"))
+		cmd.Dir = root
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var buf strings.Builder
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		require.NoError(t, cmd.Start())
+		started := false
+		deadline := time.Now().Add(5 * time.Minute)
+		for time.Now().Before(deadline) && !started {
+			time.Sleep(100 * time.Millisecond)
+			started = strings.Contains(buf.String(), "started containerd on node1")
+		}
+		require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL))
+		_ = cmd.Wait()
+		require.True(t, started, "cluster-up did not get to node1's containerd:\n%s", buf.String())
+
+		out, err := run(root, "scripts/cluster-up.sh")
+		require.Error(t, err, "%s", out)
+		assert.Contains(t, out, "nothing changed")
+		out, err = run(root, "scripts/cluster-down.sh")
+		require.NoError(t, err, "cluster-down:\n%s", out)
+		assert.Contains(t, out, "stopping containerd on node1")
+		before.assertSame(t, hostNow(t), dir)
+	})
+
+	out, err := run(root, "scripts/cluster-up.sh")
+	t.Cleanup(func() {
+		if out, err := run(root, "scripts/cluster-down.sh"); err != nil {
+			t.Errorf("cluster-down: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, err, "cluster-up:\n%s", out)
+	t.Logf("cluster-up:\n%s", out)
+	kubeconfig := filepath.Join(dir, "admin.conf")
+	k := func(args ...string) (string, error) {
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	st := clusterState(t, dir)
+	require.Len(t, st.Nodes, 2)
+
+	t.Run("nodes Ready", func(t *testing.T) {
+		out, err := k("get", "nodes", "-o", "json")
+		require.NoError(t, err, out)
+		var list struct {
+			Items []struct {
+				Metadata struct{ Name string }
+				Status   struct {
+					Conditions []struct{ Type, Status string }
+					NodeInfo   struct{ KubeletVersion string }
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &list))
+		ready := map[string]bool{}
+		for _, n := range list.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					ready[n.Metadata.Name] = true
+				}
+			}
+			assert.Equal(t, strings.TrimSpace(carryOut(t, root, "version")), n.Status.NodeInfo.KubeletVersion, "node %s runs the line's kubelet", n.Metadata.Name)
+		}
+		assert.Equal(t, map[string]bool{"node1": true, "node2": true}, ready)
+	})
+
+	t.Run("a second cluster-up refuses and changes nothing", func(t *testing.T) {
+		out, err := run(root, "scripts/cluster-up.sh")
+		require.Error(t, err, "%s", out)
+		assert.Contains(t, out, "a cluster of line "+ln.Name+" is running")
+		assert.Contains(t, out, "nothing changed")
+		after := clusterState(t, dir)
+		assert.Equal(t, st.Components, after.Components, "the components were restarted")
+	})
+
+	image := strings.TrimSpace(carryOut(t, root, "version"))
+	for _, node := range st.Nodes {
+		t.Run("pod on "+node, func(t *testing.T) {
+			pod := "rw-" + node
+			manifest := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":{
+"nodeName":%q,"restartPolicy":"Never",
+"volumes":[{"name":"data","emptyDir":{}}],
+"initContainers":[{"name":"write","image":"kube-carry.local/agnhost:%s","imagePullPolicy":"Never",
+  "args":["mounttest","--new_file_0644=/data/hello","--file_content=/data/hello"],
+  "volumeMounts":[{"name":"data","mountPath":"/data"}]}],
+"containers":[{"name":"main","image":"kube-carry.local/agnhost:%s","imagePullPolicy":"Never",
+  "args":["pause"],"volumeMounts":[{"name":"data","mountPath":"/data"}]}]}}`, pod, node, image, image)
+			f := filepath.Join(t.TempDir(), "pod.json")
+			require.NoError(t, os.WriteFile(f, []byte(manifest), 0o644))
+			out, err := k("apply", "-f", f)
+			require.NoError(t, err, out)
+			out, err = k("wait", "--for=condition=Ready", "pod/"+pod, "--timeout=120s")
+			if err != nil {
+				desc, _ := k("describe", "pod", pod)
+				require.NoError(t, err, "%s\n%s", out, desc)
+			}
+			out, err = k("get", "pod", pod, "-o", "jsonpath={.spec.nodeName} {.status.podIP}")
+			require.NoError(t, err, out)
+			assert.Regexp(t, `^`+node+` 10\.214\.\d+\.\d+$`, out, "the pod runs on its node with an address of the node's pod subnet")
+
+			want := `content of file "/data/hello": mount-tester new file`
+			out, err = k("logs", pod, "-c", "write")
+			require.NoError(t, err, out)
+			assert.Contains(t, out, want, "kubectl logs")
+			out, err = k("exec", pod, "-c", "main", "--", "/usr/local/bin/agnhost", "mounttest", "--file_content=/data/hello")
+			require.NoError(t, err, out)
+			assert.Contains(t, out, want, "kubectl exec reads the file the init container wrote")
+		})
+	}
+
+	t.Run("down after a component died leaves nothing", func(t *testing.T) {
+		for _, c := range st.Components {
+			if c.Name == "containerd" && c.Node == "node2" {
+				require.NoError(t, syscall.Kill(c.PID, syscall.SIGKILL))
+			}
+		}
+		out, err := run(root, "scripts/cluster-down.sh")
+		require.NoError(t, err, "cluster-down:\n%s", out)
+		t.Logf("cluster-down:\n%s", out)
+		before.assertSame(t, hostNow(t), dir)
+		for _, c := range st.Components {
+			assert.False(t, running(c.PID), "%s on %q (pid %d) still runs", c.Name, c.Node, c.PID)
+		}
+	})
+}
+
+// hostState is what a cluster may leave on the machine.
+type hostState struct {
+	iptables    string
+	netns       []string
+	shimSockets []string
+}
+
+func hostNow(t *testing.T) hostState {
+	t.Helper()
+	socks, _ := filepath.Glob("/run/containerd/s/*")
+	return hostState{iptables: iptablesRules(t), netns: netnsList(t), shimSockets: socks}
+}
+
+// assertSame checks that nothing of the cluster in dir is left: no
+// process, mount, network namespace, bridge, cgroup, iptables rule, shim
+// socket or machine-wide marker.
+func (h hostState) assertSame(t *testing.T, now hostState, dir string) {
+	t.Helper()
+	assert.Empty(t, processesNaming(t, dir), "processes of the cluster left")
+	assert.Empty(t, mountsBelow(t, dir), "mounts left")
+	assert.Equal(t, h.netns, now.netns, "network namespaces left")
+	assert.NoDirExists(t, "/sys/class/net/kc0", "the bridge is left")
+	cg, _ := filepath.Glob("/sys/fs/cgroup/*/kube-carry")
+	assert.Empty(t, cg, "cgroups left")
+	assert.Equal(t, h.iptables, now.iptables, "iptables rules of the host changed")
+	assert.Equal(t, h.shimSockets, now.shimSockets, "containerd shim sockets left")
+	assert.NoFileExists(t, "/run/kube-carry/cluster.json")
+}
+
+type clusterComponent struct {
+	Name string
+	Node string
+	PID  int
+	Tick uint64 `json:"start_ticks"`
+}
+
+type clusterStateFile struct {
+	Nodes      []string
+	Components []clusterComponent
+}
+
+func clusterState(t *testing.T, dir string) clusterStateFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	require.NoError(t, err)
+	var st clusterStateFile
+	require.NoError(t, json.Unmarshal(b, &st))
+	return st
+}
+
+func iptablesRules(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("iptables-save").Output()
+	require.NoError(t, err, "iptables-save (make tools installs iptables)")
+	var keep []string
+	for _, l := range strings.Split(string(out), "\n") {
+		// Comments carry times, counters change.
+		if strings.HasPrefix(l, "#") || strings.HasPrefix(l, ":") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func netnsList(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/run/netns")
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func processesNaming(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var ps []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if !running(pid) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, dir+"/") {
+			ps = append(ps, e.Name()+": "+cmd)
+		}
+		if cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil && strings.Contains(string(cg), ":/kube-carry/") {
+			ps = append(ps, e.Name()+" (cgroup /kube-carry): "+cmd)
+		}
+	}
+	return ps
+}
+
+// running reports whether pid is a process that has not exited: a zombie
+// (exited, waiting for its parent, here the machine's init, to reap it)
+// runs nothing and holds nothing but its pid.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func mountsBelow(t *testing.T, dir string) []string {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	require.NoError(t, err)
+	defer f.Close()
+	var mps []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && (strings.HasPrefix(fields[4], dir+"/") || fields[4] == dir) {
+			mps = append(mps, fields[4])
+		}
+	}
+	return mps
+}
