@@ -192,6 +192,41 @@ func (h hostState) assertSame(t *testing.T, now hostState, dir string) {
 	assert.NoFileExists(t, "/run/kube-carry/cluster.json")
 }
 
+// TestClusterUpstream: UPSTREAM_BINARIES=1 runs plain upstream's
+// kube-scheduler and kubelet of the same release on the same cluster, so
+// that a scenario can be run against both.
+func TestClusterUpstream(t *testing.T) {
+	l := load(t)
+	dir, err := filepath.Abs(ln.ClusterDir())
+	require.NoError(t, err)
+	before := hostNow(t)
+	cmd := exec.Command(rootPath("scripts/cluster-up.sh"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "UPSTREAM_BINARIES=1", "NODES=1")
+	out, err := cmd.CombinedOutput()
+	t.Cleanup(func() {
+		if out, err := run(root, "scripts/cluster-down.sh"); err != nil {
+			t.Errorf("cluster-down: %v\n%s", err, out)
+		}
+		before.assertSame(t, hostNow(t), dir)
+	})
+	require.NoError(t, err, "cluster-up:\n%s", out)
+	assert.Contains(t, string(out), "plain upstream "+l.pin.Version+" kube-scheduler and kubelet")
+	kubectl := exec.Command(filepath.Join(ln.BinDir(), "kubectl"), "--kubeconfig", filepath.Join(dir, "admin.conf"),
+		"get", "node", "node1", "-o", "jsonpath={.status.nodeInfo.kubeletVersion}")
+	v, err := kubectl.CombinedOutput()
+	require.NoError(t, err, "%s", v)
+	assert.Equal(t, l.pin.Version, string(v), "node1 runs upstream's kubelet")
+	st := clusterState(t, dir)
+	for _, c := range st.Components {
+		if c.Name == "kube-scheduler" || c.Name == "kubelet" {
+			exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c.PID))
+			require.NoError(t, err)
+			assert.Equal(t, filepath.Join(ln.UpstreamBinDir(), c.Name), exe, "%s runs upstream's binary", c.Name)
+		}
+	}
+}
+
 type clusterComponent struct {
 	Name string
 	Node string
