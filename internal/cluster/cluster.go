@@ -67,6 +67,8 @@ type Config struct {
 	// pause image's name (one of them).
 	Images     []string
 	PauseImage string
+	// WorkloadImage is the image pods run (agnhost).
+	WorkloadImage string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -94,6 +96,8 @@ type State struct {
 	Binaries   Binaries    `json:"binaries"`
 	Components []Component `json:"components"`
 	Kubeconfig string      `json:"kubeconfig"`
+	// Image is the workload image (agnhost) every node has.
+	Image string `json:"image"`
 }
 
 // MarkerFile records the cluster running on this machine.
@@ -237,7 +241,7 @@ func Up(ctx context.Context, cfg Config) (*State, error) {
 	if err := Preflight(cfg); err != nil {
 		return nil, err
 	}
-	st := &State{Line: cfg.Line, Version: cfg.Version, Dir: dir, Binaries: cfg.Binaries, Kubeconfig: filepath.Join(dir, "admin.conf")}
+	st := &State{Line: cfg.Line, Version: cfg.Version, Dir: dir, Binaries: cfg.Binaries, Kubeconfig: filepath.Join(dir, "admin.conf"), Image: cfg.WorkloadImage}
 	for i := 1; i <= cfg.Nodes; i++ {
 		st.Nodes = append(st.Nodes, nodeName(i))
 	}
@@ -352,6 +356,7 @@ func Down(dir string, log io.Writer) (Report, error) {
 	// The recorded components in order: kubelets, then containerds, then
 	// the control plane from the scheduler down to etcd.
 	if st != nil && st.Dir == dir {
+		// Programs a scenario added (not in the list) go first.
 		order := []string{"kubelet", "containerd", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"}
 		comps := slices.Clone(st.Components)
 		slices.SortStableFunc(comps, func(a, b Component) int { return slices.Index(order, a.Name) - slices.Index(order, b.Name) })
@@ -456,3 +461,18 @@ func (c Component) logName() string {
 
 // itoa is strconv.Itoa, for argument lists.
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// NodeDir is the folder of a node's files (containerd, kubelet, CNI).
+func (st *State) NodeDir(node string) string { return filepath.Join(st.Dir, node) }
+
+// NodeKubeconfig is the node's kubelet kubeconfig (user system:node:<node>):
+// what a node agent, such as a CSI node plugin, may use.
+func (st *State) NodeKubeconfig(node string) string {
+	return nodePaths{dir: st.NodeDir(node)}.kubeconfig()
+}
+
+// KubeletRoot is the node's kubelet root folder (--root-dir): the plugin
+// registry is its plugins_registry.
+func (st *State) KubeletRoot(node string) string {
+	return nodePaths{dir: st.NodeDir(node)}.kubeletRoot()
+}

@@ -534,3 +534,23 @@ func ready(n *corev1.Node) (string, bool) {
 	}
 	return "no Ready condition", false
 }
+
+// Run starts another program as part of the running cluster (a CSI driver,
+// a scenario's helper), with its log in logs/ beside the components'. It is
+// recorded in the state file, so Down stops it, before the runtimes and the
+// control plane. With node set, it runs in that node's network namespace.
+func (st *State) Run(name, node, binary string, args ...string) (*Component, error) {
+	c := Component{Name: name, Node: node, Binary: binary, Args: args}
+	if node != "" {
+		c.Netns = netnsName(node)
+	}
+	c.Log = filepath.Join(st.Dir, "logs", c.logName())
+	if err := startComponent(&c, st.Dir); err != nil {
+		return nil, err
+	}
+	st.Components = append(st.Components, c)
+	if err := st.save(); err != nil {
+		return nil, err
+	}
+	return &st.Components[len(st.Components)-1], nil
+}
