@@ -1,0 +1,150 @@
+package csilocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sync/errgroup"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	mount "k8s.io/mount-utils"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v11/controller"
+)
+
+// Config is what Run runs: the controller, the node plugin, or both.
+type Config struct {
+	// Controller runs the Controller service and the provisioning
+	// controller; Node runs the Node service, the kubelet registration and
+	// the pools annotation.
+	Controller, Node bool
+	// Endpoint is the CSI socket (unix:///path or a path).
+	Endpoint string
+	// Client reaches the API server.
+	Client kubernetes.Interface
+	// Version is the vendor version of GetPluginInfo.
+	Version string
+
+	// Latency is how long provisioning a volume takes (controller).
+	Latency time.Duration
+	// LeaderElection makes the provisioning controller elect a leader
+	// (a Lease in LeaderElectionNamespace), for several replicas.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+
+	// NodeName is the name of the node's Node object (node).
+	NodeName string
+	// Pools is the value for the node's PoolsAnnotation (ParsePoolsFlag);
+	// empty leaves the annotation alone.
+	Pools string
+	// DataDir holds the volumes' directories (node).
+	DataDir string
+	// RegistrationDir is the kubelet's plugin registry directory; empty
+	// does not register with the kubelet.
+	RegistrationDir string
+	// KubeletEndpoint is the CSI socket's path as the kubelet sees it
+	// (when the driver runs in a container); Endpoint's path when empty.
+	KubeletEndpoint string
+	// Mounter mounts (node); mount.New("") when nil.
+	Mounter mount.Interface
+}
+
+// Run runs the driver until ctx is done or a part of it fails.
+func Run(ctx context.Context, cfg Config) error {
+	if !cfg.Controller && !cfg.Node {
+		return errors.New("nothing to run: neither controller nor node")
+	}
+	if cfg.Client == nil {
+		return errors.New("no Kubernetes client")
+	}
+	if cfg.Node && (cfg.NodeName == "" || cfg.DataDir == "") {
+		return errors.New("the node plugin needs a node name and a data directory")
+	}
+	sock, err := SocketPath(cfg.Endpoint)
+	if err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx)
+	g, ctx := errgroup.WithContext(ctx)
+
+	var node *Node
+	if cfg.Node {
+		n, err := WaitForNode(ctx, cfg.Client, cfg.NodeName)
+		if err != nil {
+			return err
+		}
+		// The kubelet labels the node with the topology NodeGetInfo
+		// reports, and refuses a value other than the label's.
+		topology := n.Labels[v1.LabelHostname]
+		if cfg.Pools != "" {
+			done, err := KeepPoolsAnnotation(ctx, cfg.Client, cfg.NodeName, cfg.Pools)
+			if err != nil {
+				return err
+			}
+			g.Go(func() error { <-done; return nil })
+		}
+		node = NewNode(NodeOptions{NodeID: cfg.NodeName, Topology: topology, DataDir: cfg.DataDir, Mounter: cfg.Mounter})
+	}
+
+	var ctrl *Controller
+	if cfg.Controller {
+		factory := informers.NewSharedInformerFactory(cfg.Client, controller.DefaultResyncPeriod)
+		cluster, err := NewKubeCluster(factory)
+		if err != nil {
+			return err
+		}
+		opts := ControllerOptions{Cluster: cluster, Latency: cfg.Latency}
+		if cfg.Node {
+			opts.DataDir = cfg.DataDir // the volumes are on this host
+		}
+		ctrl = NewController(opts)
+		pcOpts := []func(*controller.ProvisionController) error{
+			controller.ClaimsInformer(factory.Core().V1().PersistentVolumeClaims().Informer()),
+			controller.VolumesInformer(factory.Core().V1().PersistentVolumes().Informer()),
+			controller.ClassesInformer(factory.Storage().V1().StorageClasses().Informer()),
+			controller.NodesLister(factory.Core().V1().Nodes().Lister()),
+			controller.LeaderElection(cfg.LeaderElection),
+		}
+		if cfg.LeaderElectionNamespace != "" {
+			pcOpts = append(pcOpts, controller.LeaderElectionNamespace(cfg.LeaderElectionNamespace))
+		}
+		pc := controller.NewProvisionController(ctx, cfg.Client, ProvisionerName, &Provisioner{Controller: ctrl}, pcOpts...)
+		factory.Start(ctx.Done())
+		g.Go(func() error {
+			pc.Run(ctx)
+			factory.Shutdown()
+			return nil
+		})
+	}
+
+	server, err := Listen(ctx, sock)
+	if err != nil {
+		return fmt.Errorf("CSI endpoint: %w", err)
+	}
+	csi.RegisterIdentityServer(server.GRPC(), &Identity{Version: cfg.Version, Controller: cfg.Controller})
+	if ctrl != nil {
+		csi.RegisterControllerServer(server.GRPC(), ctrl)
+	}
+	if node != nil {
+		csi.RegisterNodeServer(server.GRPC(), node)
+	}
+	g.Go(func() error { return server.Serve(ctx) })
+
+	if cfg.Node && cfg.RegistrationDir != "" {
+		endpoint := cfg.KubeletEndpoint
+		if endpoint == "" {
+			endpoint = sock
+		}
+		reg, err := ListenRegistration(ctx, cfg.RegistrationDir, &Registration{Endpoint: endpoint})
+		if err != nil {
+			return fmt.Errorf("kubelet registration: %w", err)
+		}
+		g.Go(func() error { return reg.Serve(ctx) })
+	}
+	logger.Info("Running", "driver", DriverName, "controller", cfg.Controller, "node", cfg.Node, "endpoint", sock)
+	return g.Wait()
+}
