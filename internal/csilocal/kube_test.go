@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubernetes-csi/csi-lib-utils/rpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
 func node(name, hostname, pools string) *v1.Node {
@@ -330,5 +336,60 @@ func TestKeepPoolsAnnotation(t *testing.T) {
 	}
 	if got := annotation("node-2"); got != `{"x": "1Gi"}` {
 		t.Errorf("another node's annotation changed: %q", got)
+	}
+}
+
+// TestRunNode runs both modes in one process against a fake API server,
+// as cmd/csi-local does by default, and checks what the kubelet and the
+// scheduler see: the registration socket, NodeGetInfo and the pools
+// annotation.
+func TestRunNode(t *testing.T) {
+	dir := t.TempDir()
+	client := fake.NewClientset(node("node-1", "host-1", ""))
+	ctx, cancel := context.WithCancel(context.Background())
+	sock := filepath.Join(dir, "plugins", DriverName, "csi.sock")
+	ran := make(chan error, 1)
+	go func() {
+		ran <- Run(ctx, Config{Controller: true, Node: true, Client: client, Endpoint: "unix://" + sock,
+			NodeName: "node-1", Pools: `{"pool-ssd":"9Gi"}`, DataDir: filepath.Join(dir, "data"),
+			RegistrationDir: filepath.Join(dir, "plugins_registry")})
+	}()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	reg := filepath.Join(dir, "plugins_registry", RegistrationSocket)
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err1 := os.Stat(reg)
+		_, err2 := os.Stat(sock)
+		return err1 == nil && err2 == nil, nil
+	}); err != nil {
+		t.Fatalf("sockets %s and %s not created: %v", reg, sock, err)
+	}
+	regConn, err := grpc.NewClient("unix://"+reg, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer regConn.Close()
+	info, err := registerapi.NewRegistrationClient(regConn).GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil || info.GetEndpoint() != sock || info.GetName() != DriverName {
+		t.Errorf("GetInfo = %v, %v; want endpoint %s", info, err, sock)
+	}
+
+	conn := dial(t, sock)
+	ni, err := csi.NewNodeClient(conn).NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil || ni.GetNodeId() != "node-1" || ni.GetAccessibleTopology().GetSegments()[TopologyKey] != "host-1" {
+		t.Errorf("NodeGetInfo = %v, %v; want node-1 with the node's hostname label host-1", ni, err)
+	}
+	caps, err := rpc.GetControllerCapabilities(ctx, conn)
+	if err != nil || !caps[csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME] {
+		t.Errorf("controller capabilities %v, %v", caps, err)
+	}
+	n, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil || n.Annotations[PoolsAnnotation] != `{"pool-ssd":"9Gi"}` {
+		t.Errorf("node annotation %q, %v", n.Annotations[PoolsAnnotation], err)
 	}
 }

@@ -1,0 +1,109 @@
+// Command csi-local runs kube-carry's node-local CSI driver for tests
+// (internal/csilocal): the stand-in for the local-dynamic driver
+// kubernetes.io.csi.local. --mode=controller runs the provisioner,
+// --mode=node the node plugin (one per node), --mode=controller,node both
+// in one process.
+//
+//	csi-local --mode=node --node-name=node-1 --pools=pool-ssd=9Gi --kubeconfig=kubelet.conf
+//	  (CSI socket /var/lib/kubelet/plugins/kubernetes.io.csi.local/csi.sock, volumes
+//	  in /var/lib/csi-local, registration in /var/lib/kubelet/plugins_registry)
+//	csi-local --mode=controller --kubeconfig=admin.conf --provision-latency=2s \
+//	  --endpoint=/run/csi-local/controller.sock
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-carry/kube-carry/internal/csilocal"
+)
+
+func main() {
+	err := run(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		klog.ErrorS(err, "csi-local failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("csi-local", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	var cfg csilocal.Config
+	mode := fs.String("mode", "controller,node", "what to run: controller, node, or controller,node")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the API server; empty: $KUBECONFIG, ~/.kube/config, else the in-cluster configuration")
+	pools := fs.String("pools", "", "node: the node's pools as name=size,... (e.g. pool-ssd=9Gi), written into the Node's annotation "+csilocal.PoolsAnnotation+"; empty leaves the annotation alone")
+	fs.StringVar(&cfg.Endpoint, "endpoint", "/var/lib/kubelet/plugins/"+csilocal.DriverName+"/csi.sock", "CSI socket (unix:///path or a path)")
+	fs.DurationVar(&cfg.Latency, "provision-latency", 0, "controller: how long provisioning a volume takes")
+	fs.BoolVar(&cfg.LeaderElection, "leader-election", false, "controller: elect a leader among replicas")
+	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "controller: namespace of the leader election Lease")
+	fs.StringVar(&cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "node: name of this node's Node object (default: $NODE_NAME, else the host name)")
+	fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/csi-local", "node: directory holding a directory per volume")
+	fs.StringVar(&cfg.RegistrationDir, "kubelet-registration-dir", "/var/lib/kubelet/plugins_registry", "node: the kubelet's plugin registry directory; empty: do not register with the kubelet")
+	fs.StringVar(&cfg.KubeletEndpoint, "kubelet-registration-path", "", "node: the CSI socket's path as the kubelet sees it (default: the --endpoint path)")
+	fs.StringVar(&cfg.Version, "version", "dev", "vendor version reported by GetPluginInfo")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+
+	for _, m := range strings.Split(*mode, ",") {
+		switch strings.TrimSpace(m) {
+		case "controller":
+			cfg.Controller = true
+		case "node":
+			cfg.Node = true
+		default:
+			return fmt.Errorf("--mode: unknown mode %q (want controller, node or controller,node)", m)
+		}
+	}
+	if cfg.Node && cfg.NodeName == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("--node-name not given: %w", err)
+		}
+		cfg.NodeName = host
+	}
+	if *pools != "" {
+		if !cfg.Node {
+			return fmt.Errorf("--pools is for --mode=node")
+		}
+		value, err := csilocal.ParsePoolsFlag(*pools)
+		if err != nil {
+			return fmt.Errorf("--pools: %w", err)
+		}
+		cfg.Pools = value
+	}
+
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = *kubeconfig
+	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	restConfig.UserAgent = "csi-local/" + cfg.Version
+	cfg.Client, err = kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return csilocal.Run(klog.NewContext(ctx, klog.Background()), cfg)
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunFlags: wrong flags fail before the driver starts.
+func TestRunFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.conf")
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--mode=nodes"}, `unknown mode "nodes"`},
+		{[]string{"--mode=controller", "--pools=a=1Gi"}, "--pools is for --mode=node"},
+		{[]string{"--mode=node", "--node-name=n", "--pools=a"}, "--pools: pool \"a\": want name=size"},
+		{[]string{"--mode=node", "--node-name=n", "--pools=a=-1Gi"}, "negative capacity"},
+		{[]string{"--mode=controller", "extra"}, "unexpected arguments"},
+		{[]string{"--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"--mode=controller", "--kubeconfig=" + missing}, "kubeconfig"},
+	} {
+		err := run(tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("run(%q) = %v; want error containing %q", tc.args, err, tc.wantErr)
+		}
+	}
+}
