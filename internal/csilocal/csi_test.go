@@ -12,7 +12,6 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
 	"github.com/kubernetes-csi/csi-lib-utils/rpc"
-	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -81,28 +80,6 @@ func startDriver(t *testing.T, dir string) string {
 		}
 	})
 	return sock
-}
-
-// TestSanity runs csi-sanity against the driver in this process.
-func TestSanity(t *testing.T) {
-	requireRoot(t)
-	dir := tempDir(t)
-	sock := startDriver(t, dir)
-
-	cfg := sanity.NewTestConfig()
-	cfg.Address = "unix:" + sock
-	cfg.TargetPath = filepath.Join(dir, "target")
-	cfg.StagingPath = filepath.Join(dir, "staging")
-	sanity.Test(t, cfg)
-
-	// csi-sanity deleted every volume it created: no data is left.
-	left, err := os.ReadDir(filepath.Join(dir, "data"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	for _, e := range left {
-		t.Errorf("data of a deleted volume left: %s", e.Name())
-	}
 }
 
 func dial(t *testing.T, sock string) *grpc.ClientConn {

@@ -17,8 +17,10 @@
 //     node so that the pod is scheduled again, as the field's provisioner
 //     does. The PV it creates is a CSI PV of driver kubernetes.io.csi.local
 //     pinned to the node by kubernetes.io/hostname, with the pool in its
-//     volumeAttributes. CSI CreateVolume and DeleteVolume run the same
-//     code, so that csi-sanity exercises it.
+//     volumeAttributes and the request as capacity, rounded up to whole GiB
+//     as the field's provisioner allocates (a 1Gi claim gets 1Gi). CSI
+//     CreateVolume and DeleteVolume run the same code, so that csi-sanity
+//     exercises it (package csisanity).
 //   - The node plugin publishes a volume as a directory: a directory per
 //     volume under its data directory, bind-mounted (read-only when asked)
 //     at the target path. It registers itself with the kubelet through the

@@ -69,6 +69,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	logger := klog.FromContext(ctx)
+	// Returning early stops what has started.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	g, ctx := errgroup.WithContext(ctx)
 
 	var node *Node
