@@ -73,6 +73,18 @@ func (u *upper) run(ctx context.Context) error {
 	if err := u.waitNodesReady(ctx, 3*time.Minute); err != nil {
 		return err
 	}
+	// Pods cannot be created before the controller-manager made the
+	// namespace's default service account.
+	cs, err := u.client(u.path("admin.conf"))
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, nil, "made the default service account", time.Minute, func() error {
+		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("kube-controller-manager: %w", err)
+	}
 	u.cfg.logf("up in %s: %d nodes Ready", time.Since(start).Round(time.Second), len(u.st.Nodes))
 	return nil
 }

@@ -116,7 +116,15 @@ func Run(ctx context.Context, cfg Config) error {
 			pcOpts = append(pcOpts, controller.LeaderElectionNamespace(cfg.LeaderElectionNamespace))
 		}
 		pc := controller.NewProvisionController(ctx, cfg.Client, ProvisionerName, &Provisioner{Controller: ctrl}, pcOpts...)
+		annotator, err := NewClaimAnnotator(cfg.Client, factory)
+		if err != nil {
+			return err
+		}
 		factory.Start(ctx.Done())
+		g.Go(func() error {
+			annotator.Run(ctx)
+			return nil
+		})
 		g.Go(func() error {
 			pc.Run(ctx)
 			factory.Shutdown()
