@@ -17,7 +17,7 @@ export LINE
 TEST_TIMEOUT ?= 60m
 export TEST_TIMEOUT
 export RUN
-export NODES SCHEDULER KUBELET UPSTREAM_BINARIES
+export NODES SCHEDULER KUBELET UPSTREAM_BINARIES E2E_SCENARIO
 
 .PHONY: all
 all: build etcd ## fetch the line's pinned upstream, apply its series, build kube-scheduler and kubelet (and etcd for the tests) into _output/<line>/bin
@@ -141,6 +141,10 @@ cluster-binaries: build ## what make cluster runs besides the release: kube-apis
 cluster: tools build etcd cluster-binaries ## start the line as a cluster on this machine (root): control plane + NODES=2 nodes with their own containerd; SCHEDULER=, KUBELET=, UPSTREAM_BINARIES=1 swap binaries
 	scripts/cluster-up.sh
 
+.PHONY: e2e
+e2e: tools build etcd cluster-binaries ## the field's scenarios on the line's cluster, fork vs plain upstream of the same release, one table (root; E2E_SCENARIO= picks one)
+	scripts/e2e.sh
+
 .PHONY: cluster-down
 cluster-down: ## stop the cluster and remove every process, mount, network namespace and cgroup it made
 	scripts/cluster-down.sh
@@ -150,10 +154,11 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
 .PHONY: lint
-lint: tools ## developer checks: shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
+lint: tools ## developer checks, in seconds and before any fetch: every line's folder (series = folder, trailers, mutants named by guards), shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
+	go test -count=1 -run '^TestLines$$' ./tests
 	shellcheck -x scripts/*.sh ci/run .ci/run
-	@out=$$(gofmt -l cmd internal tests examples); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet ./cmd/... ./internal/... ./tests/...
+	@out=$$(gofmt -l cmd internal tests e2e examples); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./cmd/... ./internal/... ./tests/... ./e2e/...
 
 .PHONY: bench
 bench: build etcd ## scheduler throughput on the line, 500 nodes and 5000 pods: the fork vs a plain WaitForFirstConsumer class vs CSIStorageCapacity

@@ -7,7 +7,8 @@
 # packages' upstream suites, regression proofs, mutants, the binary smoke
 # test (of the line's kube-scheduler and of examples/out-of-tree-scheduler
 # built against the line), the matrix, and the checks of the built
-# binaries, and the line run as a cluster on this machine (TestCluster). The
+# binaries, the line run as a cluster on this machine (TestCluster), and the
+# field's scenarios on that cluster, fork vs upstream (scripts/e2e.sh). The
 # line proof:
 # lint, exact apply, build, etcd, every Test: (the integration scenarios
 # among them) and the checks of the built binaries. Each line is fetched,
@@ -45,6 +46,7 @@ if [[ -n "${LINE:-}" ]]; then
 	line_paths
 	prepare "$LINE" full
 	harness "$LINE" full
+	"$ROOT/scripts/e2e.sh"
 	exit 0
 fi
 
@@ -52,6 +54,7 @@ read -r -a supported < <(carry lines -offline -supported)
 newest=${supported[-1]}
 prepare "$newest" full
 harness "$newest" full
+LINE=$newest "$ROOT/scripts/e2e.sh"
 for l in "${supported[@]}"; do
 	[[ "$l" == "$newest" ]] && continue
 	prepare "$l" line
