@@ -183,6 +183,7 @@ func (h hostState) assertSame(t *testing.T, now hostState, dir string) {
 	t.Helper()
 	assert.Empty(t, processesNaming(t, dir), "processes of the cluster left")
 	assert.Empty(t, mountsBelow(t, dir), "mounts left")
+	assert.Empty(t, mountsBelow(t, "/var/lib/kube-carry"), "mounts of the kubelets' root folders left")
 	assert.Equal(t, h.netns, now.netns, "network namespaces left")
 	assert.NoDirExists(t, "/sys/class/net/kc0", "the bridge is left")
 	cg, _ := filepath.Glob("/sys/fs/cgroup/*/kube-carry")

@@ -100,6 +100,9 @@ type State struct {
 	Image string `json:"image"`
 }
 
+// A unix socket's path has at most maxSocketPath bytes.
+const maxSocketPath = 107
+
 // MarkerFile records the cluster running on this machine.
 const MarkerFile = "/run/kube-carry/cluster.json"
 
@@ -175,6 +178,14 @@ func Preflight(cfg Config) error {
 			errs = append(errs, fmt.Errorf("CNI plugin %s is not in %s (make tools installs containernetworking-plugins)", plugin, cniBinDir))
 		}
 	}
+	// A node's containerd socket is in the cluster's folder, and a unix
+	// socket's path has at most 107 bytes.
+	if dir, err := filepath.Abs(cfg.Dir); err == nil {
+		sock := nodePaths{dir: filepath.Join(dir, nodeName(cfg.Nodes))}.containerdSocket() + ".ttrpc"
+		if len(sock) > maxSocketPath {
+			errs = append(errs, fmt.Errorf("%s is too deep for the nodes' unix sockets (%s: %d bytes of %d): use a clone at a shorter path", dir, sock, len(sock), maxSocketPath))
+		}
+	}
 	hs, err := cgroupHierarchies()
 	if err != nil || len(hs) == 0 {
 		errs = append(errs, fmt.Errorf("no cgroup hierarchy under %s", cgroupRoot))
@@ -248,6 +259,9 @@ func Up(ctx context.Context, cfg Config) (*State, error) {
 	if err := resetDir(dir); err != nil {
 		return nil, err
 	}
+	if err := os.RemoveAll(KubeletRootBase); err != nil {
+		return nil, err
+	}
 	// The marker first: from here on, cluster-down finds this cluster.
 	if err := st.save(); err != nil {
 		return nil, err
@@ -272,8 +286,10 @@ func leftovers(dir string) []string {
 			left = append(left, fmt.Sprintf("pid %d (%s)", p.pid, p.why))
 		}
 	}
-	if mps, err := mountsUnder(dir); err == nil {
-		left = append(left, mps...)
+	for _, d := range []string{dir, KubeletRootBase} {
+		if mps, err := mountsUnder(d); err == nil {
+			left = append(left, mps...)
+		}
 	}
 	if _, err := os.Stat("/sys/class/net/" + bridgeName); err == nil {
 		left = append(left, "bridge "+bridgeName)
@@ -396,6 +412,16 @@ func Down(dir string, log io.Writer) (Report, error) {
 	n, err := unmountAll(dir)
 	rep.Mounts = n
 	if err != nil {
+		return rep, err
+	}
+	// The kubelets' root folders: their mounts, then the folders (a new
+	// cluster starts with empty ones).
+	n, err = unmountAll(KubeletRootBase)
+	rep.Mounts += n
+	if err != nil {
+		return rep, err
+	}
+	if err := os.RemoveAll(KubeletRootBase); err != nil {
 		return rep, err
 	}
 	rep.Network, err = removeNetwork()

@@ -38,7 +38,14 @@ func serverURL() string {
 }
 func etcdURL(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
 
-// paths of one node's files, under <cluster>/<node>/.
+// KubeletRootBase holds the kubelets' root folders (--root-dir),
+// /var/lib/kube-carry/<node>: not under the cluster's folder, because the
+// kubelet and the plugins put unix sockets there, whose paths may not be
+// longer than 107 bytes, and a clone of the repository may be deep.
+const KubeletRootBase = "/var/lib/kube-carry"
+
+// paths of one node's files, under <cluster>/<node>/ (but for the kubelet's
+// root folder).
 type nodePaths struct {
 	dir string
 }
@@ -51,7 +58,7 @@ func (p nodePaths) runcRoot() string         { return filepath.Join(p.dir, "cont
 func (p nodePaths) optDir() string           { return filepath.Join(p.dir, "containerd", "opt") }
 func (p nodePaths) cniConfDir() string       { return filepath.Join(p.dir, "cni", "net.d") }
 func (p nodePaths) cniIPAMDir() string       { return filepath.Join(p.dir, "cni", "ipam") }
-func (p nodePaths) kubeletRoot() string      { return filepath.Join(p.dir, "kubelet") }
+func (p nodePaths) kubeletRoot() string      { return filepath.Join(KubeletRootBase, filepath.Base(p.dir)) }
 func (p nodePaths) kubeletConfig() string    { return filepath.Join(p.dir, "kubelet-config.yaml") }
 func (p nodePaths) kubeconfig() string       { return filepath.Join(p.dir, "kubelet.conf") }
 func (p nodePaths) podLogs() string          { return filepath.Join(p.dir, "pod-logs") }

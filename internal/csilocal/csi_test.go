@@ -227,7 +227,7 @@ func TestRegistration(t *testing.T) {
 		}
 	}()
 
-	conn, err := grpc.NewClient("unix://"+filepath.Join(dir, "kubernetes.io.csi.local-reg.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+filepath.Join(dir, RegistrationSocket), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 )
 
 // RegistrationSocket is the file name of the registration socket in the
-// kubelet's plugin registry directory (/var/lib/kubelet/plugins_registry).
-const RegistrationSocket = DriverName + "-reg.sock"
+// kubelet's plugin registry directory (/var/lib/kubelet/plugins_registry):
+// short, so that its path fits a unix socket's 107 bytes also under a
+// deep kubelet root.
+const RegistrationSocket = "csi-local-reg.sock"
 
 // SupportedVersions are the CSI versions the kubelet is told about.
 var SupportedVersions = []string{"1.0.0"}
