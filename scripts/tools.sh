@@ -4,7 +4,8 @@
 # linter of make lint (package shellcheck); skopeo, with which the harness
 # checks the release image; containerd and runc, the container runtime of
 # make cluster's nodes; containernetworking-plugins, the CNI plugins that
-# give their pods a network; iptables, which those plugins use.
+# give their pods a network; iptables, which those plugins use; and ip,
+# sysctl and nsenter, with which the cluster makes its nodes' networks.
 # What the Go module proxy provides (etcd, benchstat, the cluster's binaries)
 # is built by the targets that use it, pinned in the repository. Nothing is
 # installed when every tool is there; otherwise this needs root (or sudo
@@ -22,6 +23,9 @@ tools=(
 	/usr/lib/cni/host-local:containernetworking-plugins
 	/usr/lib/cni/loopback:containernetworking-plugins
 	iptables:iptables
+	ip:iproute2
+	sysctl:procps
+	nsenter:util-linux
 )
 
 missing=()
@@ -38,7 +42,7 @@ for t in "${tools[@]}"; do
 	[[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "tools: shellcheck, skopeo, containerd, runc, CNI plugins, iptables present"
+	echo "tools: shellcheck, skopeo, containerd, runc, CNI plugins, iptables, ip, sysctl, nsenter present"
 	exit 0
 fi
 
