@@ -196,7 +196,6 @@ func (e *env) settle(quiet, timeout time.Duration) (states, time.Duration) {
 func (e *env) overcommit(restarts bool) result {
 	const pods = 11
 	e.localClass("local", "pool-a")
-	start := time.Now()
 	for i := range pods {
 		name := fmt.Sprintf("data-%02d", i)
 		if _, err := e.cs.CoreV1().PersistentVolumeClaims(ns).Create(e.ctx, claim(name, "local", "1Gi"), metav1.CreateOptions{}); err != nil {
@@ -240,7 +239,6 @@ func (e *env) overcommit(restarts bool) result {
 	// that could not hold it: the provisioner refused it there.
 	r.add("over-committed claims", "%d", len(failedClaims))
 	r.add("time to settle", "%s", settled.Round(time.Second))
-	_ = start
 	for _, name := range sortedKeys(s.byPod) {
 		if s.byPod[name] != "Running" {
 			r.notes = append(r.notes, name+": "+s.byPod[name])

@@ -67,52 +67,46 @@ func encode(der []byte, key crypto.Signer) (*keyPair, error) {
 	}, nil
 }
 
-// newCA makes a self-signed certificate authority.
-func newCA(cn string) (*keyPair, error) {
+// sign makes a new key and a certificate of tmpl for it, valid from an hour
+// ago for certValidity, signed by parent (self-signed when parent is nil).
+func sign(tmpl *x509.Certificate, parent *keyPair) (*keyPair, error) {
 	key, err := newKey()
 	if err != nil {
 		return nil, err
 	}
-	sn, err := serial()
-	if err != nil {
+	if tmpl.SerialNumber, err = serial(); err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: cn},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(certValidity)
+	issuer, signer := tmpl, crypto.Signer(key)
+	if parent != nil {
+		issuer, signer = parent.cert, parent.key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
 	if err != nil {
-		return nil, fmt.Errorf("CA %s: %w", cn, err)
+		return nil, fmt.Errorf("certificate %s: %w", tmpl.Subject.CommonName, err)
 	}
 	return encode(der, key)
 }
 
+// newCA makes a self-signed certificate authority.
+func newCA(cn string) (*keyPair, error) {
+	return sign(&x509.Certificate{
+		Subject:               pkix.Name{CommonName: cn},
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}, nil)
+}
+
 // issue makes a certificate for s signed by the CA.
 func (ca *keyPair) issue(s subject) (*keyPair, error) {
-	key, err := newKey()
-	if err != nil {
-		return nil, err
-	}
-	sn, err := serial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: s.cn, Organization: s.groups},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		DNSNames:     s.dns,
-		IPAddresses:  s.ips,
+		Subject:     pkix.Name{CommonName: s.cn, Organization: s.groups},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		DNSNames:    s.dns,
+		IPAddresses: s.ips,
 	}
 	if s.client {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
@@ -120,11 +114,7 @@ func (ca *keyPair) issue(s subject) (*keyPair, error) {
 	if s.server {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
-	if err != nil {
-		return nil, fmt.Errorf("certificate %s: %w", s.cn, err)
-	}
-	return encode(der, key)
+	return sign(tmpl, ca)
 }
 
 // write writes dir/name.crt and dir/name.key.
