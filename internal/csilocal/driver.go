@@ -115,14 +115,23 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.LeaderElectionNamespace != "" {
 			pcOpts = append(pcOpts, controller.LeaderElectionNamespace(cfg.LeaderElectionNamespace))
 		}
-		pc := controller.NewProvisionController(ctx, cfg.Client, ProvisionerName, &Provisioner{Controller: ctrl}, pcOpts...)
+		prov := &Provisioner{Controller: ctrl}
+		pc := controller.NewProvisionController(ctx, cfg.Client, ProvisionerName, prov, pcOpts...)
 		annotator, err := NewClaimAnnotator(cfg.Client, factory)
+		if err != nil {
+			return err
+		}
+		releaser, err := NewVolumeReleaser(cfg.Client, factory, prov)
 		if err != nil {
 			return err
 		}
 		factory.Start(ctx.Done())
 		g.Go(func() error {
 			annotator.Run(ctx)
+			return nil
+		})
+		g.Go(func() error {
+			releaser.Run(ctx)
 			return nil
 		})
 		g.Go(func() error {
