@@ -145,6 +145,10 @@ cluster: tools build etcd cluster-binaries ## start the line as a cluster on thi
 e2e: tools build etcd cluster-binaries ## the field's scenarios on the line's cluster, fork vs plain upstream of the same release, one table (root; E2E_SCENARIO= picks one)
 	scripts/e2e.sh
 
+.PHONY: e2e-upgrade
+e2e-upgrade: tools ## walk the upgrade path on a real cluster: oldest supported line to the newest one minor at a time with local-dynamic volumes in place, then roll back one line; one table (root; builds every supported line's cluster binaries)
+	scripts/e2e-upgrade.sh
+
 .PHONY: cluster-down
 cluster-down: ## stop the cluster and remove every process, mount, network namespace and cgroup it made
 	scripts/cluster-down.sh

@@ -131,10 +131,18 @@ type scenario struct {
 // plugin on every node, registered with the node's kubelet.
 func up(t *testing.T, sc scenario, f flavour) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
 	cfg, _, err := cluster.ForLine(ln, cluster.Options{Nodes: sc.nodes, Upstream: f == upstream, Log: testWriter{t}})
 	require.NoError(t, err)
+	return start(t, cfg, sc.pools, sc.latency, 10*time.Minute)
+}
+
+// start starts the cluster of cfg and the CSI driver with the node
+// plugins' pools and the provisioner's latency; the cluster is stopped
+// when the test ends, and timeout bounds everything the test does on it.
+func start(t *testing.T, cfg cluster.Config, pools string, latency, timeout time.Duration) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	st, err := cluster.Up(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -146,7 +154,7 @@ func up(t *testing.T, sc scenario, f flavour) *env {
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
-	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: sc.pools, latency: sc.latency}
+	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: pools, latency: latency}
 	e.startDriver()
 	return e
 }
