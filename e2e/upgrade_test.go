@@ -36,6 +36,7 @@ import (
 // created while the scheduler is one minor behind the apiserver, of which
 // exactly 2 fit.
 const (
+	walkPoolGiB          = 4
 	walkPools            = "pool-a=4Gi"
 	dbReplicas           = 6
 	bigReplicas          = 2
@@ -536,8 +537,8 @@ func (w *walk) pvGiBPerNode() (string, int) {
 	over := 0
 	for _, n := range w.st.Nodes {
 		gib := used[n] >> 30
-		parts = append(parts, fmt.Sprintf("%s %d/4", n, gib))
-		if gib > 4 {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", n, gib, walkPoolGiB))
+		if gib > walkPoolGiB {
 			over++
 		}
 	}
