@@ -7,10 +7,8 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := all
 
-# The harness runs go on the patched trees with the same flags as the build,
-# so the build cache is shared (README, build cache).
-export GOFLAGS := -trimpath -buildvcs=false
-export CGO_ENABLED := 0
+# The go settings of the builds and the programs they build are
+# internal/build's (the scripts read them with `carry build-env`).
 
 LINE ?=
 export LINE

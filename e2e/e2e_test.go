@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/cluster"
 	"github.com/kube-carry/kube-carry/internal/line"
 )
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 	driverBin = filepath.Join(dir, "csi-local")
 	cmd := exec.Command("go", "build", "-o", driverBin, "./cmd/csi-local")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath -buildvcs=false", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), build.Env()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building cmd/csi-local: %v\n%s", err, out)
 		os.Exit(2)

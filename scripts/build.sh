@@ -7,8 +7,6 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 line_paths
 
-BINARIES=(kube-scheduler kubelet)
-
 carry check-tree
 version=$(carry version)
 ldflags=$(carry ldflags)

@@ -36,8 +36,7 @@ build_into() {
 	done
 }
 
-build_into "$BIN" "$TREE" "$(carry ldflags)" "$(git -C "$TREE" rev-parse HEAD)" \
-	cmd/kube-apiserver cmd/kube-controller-manager cmd/kubectl test/images/agnhost
+build_into "$BIN" "$TREE" "$(carry ldflags)" "$(git -C "$TREE" rev-parse HEAD)" "${CLUSTER_PROGRAMS[@]}"
 
 # Plain upstream from a worktree of the tree at its first commit.
 base=$(git -C "$TREE" rev-list --max-parents=0 HEAD)
@@ -51,5 +50,5 @@ if ! head=$(git -C "$src" rev-parse HEAD 2>/dev/null) || [[ "$(git -C "$src" rev
 elif [[ "$head" != "$base" ]]; then
 	git -C "$src" checkout --quiet --force --detach "$base"
 fi
-build_into "$UPSTREAM_BIN" "$src" "$(carry ldflags -upstream)" "$base" cmd/kube-scheduler cmd/kubelet
+build_into "$UPSTREAM_BIN" "$src" "$(carry ldflags -upstream)" "$base" "${BINARIES[@]/#/cmd/}"
 log "cluster-binaries: line $LINE: $version cluster binaries in $BIN, upstream $(carry upstream) in $UPSTREAM_BIN"

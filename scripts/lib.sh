@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2034 # the paths are used by the scripts that source this file
-# Sourced by the scripts: the repository root, the go environment of the
-# patched trees, the carry tool, and (line_paths) the paths of the release
+# Sourced by the scripts: the repository root, the carry tool, the go
+# environment of the patched trees and the programs to build, and (line_paths) the paths of the release
 # line LINE (default: the newest), which carry owns (internal/line).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS="$ROOT/_output/tools"
 CARRY="$TOOLS/carry"
-
-# Every go command on the trees and their worktrees runs with the same flags
-# so the build cache is shared between them (README, build cache).
-export GOFLAGS="-trimpath -buildvcs=false"
-export CGO_ENABLED=0
 
 log() { printf '%s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -24,6 +19,13 @@ carry() {
 	fi
 	(cd "$ROOT" && "$CARRY" "$@")
 }
+
+# Every go command on the trees and their worktrees runs with the same
+# settings, so the build cache is shared between them (README, build
+# cache); they, and the programs the scripts build (BINARIES,
+# CLUSTER_PROGRAMS), are internal/build's.
+build_env=$(carry build-env) || exit 1
+eval "$build_env"
 
 # line_paths sets LINE, LINE_DIR, OUT, TREE, BIN, TEST_BIN, UPSTREAM_BIN and
 # CLUSTER_DIR for the line

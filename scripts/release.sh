@@ -12,7 +12,6 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 line_paths
 
-BINARIES=(kube-scheduler kubelet)
 PLATFORMS=(linux/amd64 linux/arm64)
 registry=${REGISTRY:-localhost/kube-carry}
 dir="$OUT/release"

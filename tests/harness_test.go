@@ -12,6 +12,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/harness"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
@@ -73,14 +74,10 @@ var proof = func() string {
 }()
 
 // goEnv is the environment of every go command on the tree and its
-// worktrees: the same flags everywhere, so the build cache is shared; and
-// the line's bin folder first on PATH, where upstream's integration framework finds
-// the etcd that `make` built.
-var goEnv = []string{
-	"GOFLAGS=-trimpath -buildvcs=false",
-	"CGO_ENABLED=0",
-	"PATH=" + ln.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH"),
-}
+// worktrees: the settings of every build (internal/build), so the build
+// cache is shared; and the line's bin folder first on PATH, where
+// upstream's integration framework finds the etcd that `make` built.
+var goEnv = append(build.Env(), "PATH="+ln.BinDir()+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 // logs holds the full log of every check of this run, under
 // _output/<line>/logs/<patch>/<check>.log; a failed check prints the

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/release"
 )
 
@@ -48,7 +49,7 @@ func TestRelease(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 	})
 	for _, arch := range []string{"amd64", "arm64"} {
-		for _, b := range []string{"kube-scheduler", "kubelet"} {
+		for _, b := range build.Binaries {
 			file := filepath.Join(dir, "linux-"+arch, b)
 			assert.NoError(t, release.CheckELF(file, arch), "%s", file)
 			doc, err := release.ReadSBOM(file + ".spdx.json")
@@ -138,7 +139,7 @@ func TestRelease(t *testing.T) {
 		again := filepath.Join(t.TempDir(), "release")
 		require.NoError(t, os.MkdirAll(again, 0o755))
 		for _, arch := range []string{"amd64", "arm64"} {
-			for _, b := range []string{"kube-scheduler", "kubelet"} {
+			for _, b := range build.Binaries {
 				data, err := os.ReadFile(filepath.Join(dir, "linux-"+arch, b))
 				require.NoError(t, err)
 				require.NoError(t, os.MkdirAll(filepath.Join(again, "linux-"+arch), 0o755))

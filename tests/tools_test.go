@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/tree"
@@ -24,7 +25,7 @@ func TestBinaries(t *testing.T) {
 	l := load(t)
 	head, err := l.tree.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
-	for _, b := range []string{"kube-scheduler", "kubelet"} {
+	for _, b := range build.Binaries {
 		t.Run(b, func(t *testing.T) {
 			out, err := exec.Command(filepath.Join(ln.BinDir(), b), "--version").CombinedOutput()
 			require.NoError(t, err, "%s --version: %s", b, out)
