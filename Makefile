@@ -157,7 +157,7 @@ help: ## list the targets
 
 .PHONY: lint
 lint: tools ## developer checks, in seconds and before any fetch: every line's folder (series = folder, trailers, mutants named by guards), shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
-	go test -count=1 -run '^TestLines$$' ./tests
+	go test -count=1 -run '^(TestLines|TestCheckKinds)$$' ./tests
 	shellcheck -x scripts/*.sh ci/run .ci/run
 	@out=$$(gofmt -l cmd internal tests e2e examples); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./cmd/... ./internal/... ./tests/... ./e2e/...

@@ -36,12 +36,13 @@ prepare() {
 	fi
 }
 
-# The checks only `make test LINE=vA.B` runs: the multi-arch release and its
-# image (TestRelease), the matrix on real releases, fetching every module
-# from git, and the out-of-tree scheduler built against the line. They
-# prove the tooling around the line rather than its patches, and take
-# about 13 minutes of a cold run.
-per_line_only='^(TestRelease|TestMatrixOnRealReleases|TestFetchFromGitVerifiesEveryModule|TestOutOfTreeScheduler)$'
+# The tests only `make test LINE=vA.B` runs (the multi-arch release and its
+# image, the matrix on real releases, fetching every module from git, the
+# out-of-tree scheduler built against the line: the tooling around the line
+# rather than its patches, about 13 minutes of a cold run), and the line
+# proof's tests, are internal/harness's.
+per_line_only=$(carry proof-tests per-line-only)
+line_proof=$(carry proof-tests line)
 
 # harness LINE PROOF [RUN [SKIP]]
 harness() {
@@ -69,6 +70,6 @@ LINE=$newest "$ROOT/scripts/e2e.sh"
 for l in "${supported[@]}"; do
 	[[ "$l" == "$newest" ]] && continue
 	prepare "$l" line
-	harness "$l" line '^(TestSeries|TestBinaries|TestEtcdBinary)$'
+	harness "$l" line "$line_proof"
 done
 log "test: full proof of $newest (without $per_line_only: make test LINE=$newest); line proof of ${supported[*]:0:${#supported[@]}-1}"

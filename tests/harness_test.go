@@ -84,14 +84,12 @@ var goEnv = append(build.Env(), "PATH="+ln.BinDir()+string(os.PathListSeparator)
 // failing tests' own output and the path of its log.
 var logs = harness.Logs{Dir: ln.LogDir()}
 
-// report collects one row per patch for the table printed at the end.
+// report collects one row per patch for the table printed at the end:
+// one cell per kind of check (series.Checks), by the check's name.
 type row struct {
-	Patch      string
-	Tests      string
-	Suites     string
-	Regression string
-	Mutants    string
-	Result     string
+	Patch  string
+	Cells  map[string]string
+	Result string
 }
 
 var (
@@ -105,7 +103,7 @@ func rowFor(patch string) *row {
 	defer reportMu.Unlock()
 	r, ok := rows[patch]
 	if !ok {
-		r = &row{Patch: patch, Tests: "-", Suites: "-", Regression: "-", Mutants: "-"}
+		r = &row{Patch: patch, Cells: map[string]string{}}
 		rows[patch] = r
 		order = append(order, patch)
 	}
@@ -117,6 +115,11 @@ func setRow(patch string, f func(r *row)) {
 	reportMu.Lock()
 	defer reportMu.Unlock()
 	f(r)
+}
+
+// setCell sets the cell of check (a series.Checks name) in patch's row.
+func setCell(patch, check, value string) {
+	setRow(patch, func(r *row) { r.Cells[check] = value })
 }
 
 type mutantRow struct{ Mutant, Guard, Result string }
@@ -155,14 +158,26 @@ func printReport() {
 	fmt.Println()
 	fmt.Printf("kube-carry series report: line %s, upstream %s (%s proof); full logs in %s\n", ln.Name, upstream, proof, rel(ln.LogDir()))
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PATCH\tTESTS\tSUITES\tREGRESSION PROOF\tMUTANTS KILLED\tRESULT")
+	header := []string{"PATCH"}
+	for _, c := range series.Checks {
+		header = append(header, c.Column)
+	}
+	fmt.Fprintln(w, strings.Join(append(header, "RESULT"), "\t"))
 	for _, k := range order {
 		r := rows[k]
+		cells := []string{r.Patch}
+		for _, c := range series.Checks {
+			v := r.Cells[c.Name]
+			if v == "" {
+				v = "-"
+			}
+			cells = append(cells, v)
+		}
 		result := r.Result
 		if result == "" {
 			result = "not run"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Patch, r.Tests, r.Suites, r.Regression, r.Mutants, result)
+		fmt.Fprintln(w, strings.Join(append(cells, result), "\t"))
 	}
 	w.Flush()
 	if len(mutantRows) > 0 {

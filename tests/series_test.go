@@ -163,12 +163,10 @@ func lint(t *testing.T, l *loaded) {
 
 func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 	name := patchName(p.File)
-	file := rel(p.File)
 	rowFor(name)
-	ok := true
 	defer func() {
 		setRow(name, func(r *row) {
-			if ok && !t.Failed() {
+			if !t.Failed() {
 				r.Result = "PASS"
 			} else {
 				r.Result = "FAIL"
@@ -176,117 +174,131 @@ func provePatch(t *testing.T, l *loaded, i int, p *series.Patch) {
 		})
 	}()
 
+	// Each kind of check (series.Checks) that the patch asks for, in
+	// order, with its runner; the line proof runs the LineProof ones and
+	// the table says what it left to the full proof (make test LINE=...).
+	runners := checkRunners(l, i, p)
+	for _, c := range series.Checks {
+		if !c.Asks(p) {
+			continue
+		}
+		if proof == proofLine && !c.LineProof {
+			setCell(name, c.Name, "not run (line proof)")
+			continue
+		}
+		t.Run(c.Name, runners[c.Name])
+	}
+}
+
+// checkRunners are the runners of the kinds of check (series.Checks) for
+// patch i of the series; TestCheckRunners holds them to the declaration.
+func checkRunners(l *loaded, i int, p *series.Patch) map[string]func(t *testing.T) {
+	name := patchName(p.File)
+	file := rel(p.File)
+	return map[string]func(t *testing.T){
+		"test":       func(t *testing.T) { proveTests(t, l, name, file, p) },
+		"suite":      func(t *testing.T) { proveSuite(t, l, i, name, p) },
+		"regression": func(t *testing.T) { proveRegressions(t, l, i, name, file, p) },
+		"mutants":    func(t *testing.T) { proveGuards(t, l, name, p) },
+	}
+}
+
+// proveTests: every Test: command passes on the patched tree.
+func proveTests(t *testing.T, l *loaded, name, file string, p *series.Patch) {
 	passed := 0
-	t.Run("test", func(t *testing.T) {
-		for _, gt := range p.Tests {
-			at := harness.At(file, "Test", gt)
-			res, log, note := onPatchedTree(t, l, name, harness.LogName("test", fmt.Sprintf("L%d", gt.Line)), gt)
-			if err := harness.MustPass(res); err != nil {
-				t.Errorf("%s: %v%s\n%s", at, err, note, harness.Report(res, log))
-				continue
-			}
-			passed++
-			t.Logf("%s: %d passed in %s%s", at, len(res.Passed), res.Elapsed.Round(1e8), note)
+	defer func() { setCell(name, "test", fmt.Sprintf("%d/%d pass", passed, len(p.Tests))) }()
+	for _, gt := range p.Tests {
+		at := harness.At(file, "Test", gt)
+		res, log, note := onPatchedTree(t, l, name, harness.LogName("test", fmt.Sprintf("L%d", gt.Line)), gt)
+		if err := harness.MustPass(res); err != nil {
+			t.Errorf("%s: %v%s\n%s", at, err, note, harness.Report(res, log))
+			continue
 		}
-	})
-	setRow(name, func(r *row) { r.Tests = fmt.Sprintf("%d/%d pass", passed, len(p.Tests)) })
-
-	if proof == proofLine {
-		// The line proof: Test: lines only. The table says what was left
-		// to the full proof (make test LINE=...).
-		setRow(name, func(r *row) {
-			r.Suites = "not run (line proof)"
-			r.Regression = "not run (line proof)"
-			if len(p.Guards) > 0 {
-				r.Mutants = "not run (line proof)"
-			}
-		})
-		return
+		passed++
+		t.Logf("%s: %d passed in %s%s", at, len(res.Passed), res.Elapsed.Round(1e8), note)
 	}
+}
 
-	t.Run("suite", func(t *testing.T) {
-		// Each suite ran once on the patched tree (TestSeries/suites); a
-		// failing one was bisected, and only the patch from which on it
-		// fails is blamed.
-		var sum harness.SuiteSummary
-		touched := map[string]bool{}
-		for _, pkg := range p.Packages() {
-			touched[pkg] = true
-			if !upstreamPackage(t, l, pkg) {
-				// A package the series adds has no upstream suite: its
-				// tests are the patch's Test: lines.
-				t.Logf("%s is new in the series: no upstream suite", pkg)
-				continue
-			}
-			su, err := l.suites.Of(pkg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, note := su.For(i + 1)
-			sum.Add(pkg, st)
-			if st == harness.SuiteBrokenHere {
-				t.Errorf("upstream suite of %s: %s:\n%s", pkg, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
-				continue
-			}
-			t.Logf("upstream suite of %s: %s", pkg, note)
+// proveSuite reports the upstream suites of the packages patch i touches,
+// as TestSeries/suites ran and bisected them.
+func proveSuite(t *testing.T, l *loaded, i int, name string, p *series.Patch) {
+	// Each suite ran once on the patched tree (TestSeries/suites); a
+	// failing one was bisected, and only the patch from which on it
+	// fails is blamed.
+	var sum harness.SuiteSummary
+	touched := map[string]bool{}
+	for _, pkg := range p.Packages() {
+		touched[pkg] = true
+		if !upstreamPackage(t, l, pkg) {
+			// A package the series adds has no upstream suite: its
+			// tests are the patch's Test: lines.
+			t.Logf("%s is new in the series: no upstream suite", pkg)
+			continue
 		}
-		// A patch can break the suite of a package it does not touch.
-		for _, su := range l.suites.Done() {
-			if su.Culprit == i+1 && !touched[su.Package] {
-				_, note := su.For(i + 1)
-				sum.Add(su.Package, harness.SuiteBrokenHere)
-				t.Errorf("upstream suite of %s, a package this patch does not touch: %s:\n%s", su.Package, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
-			}
+		su, err := l.suites.Of(pkg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		setRow(name, func(r *row) { r.Suites = sum.String() })
-	})
-
-	t.Run("regression", func(t *testing.T) {
-		if p.RegressionNone != "" {
-			setRow(name, func(r *row) { r.Regression = "none (" + harness.Cell(p.RegressionNone) + ")" })
-			t.Skipf("Regression: none (%s)", p.RegressionNone)
+		st, note := su.For(i + 1)
+		sum.Add(pkg, st)
+		if st == harness.SuiteBrokenHere {
+			t.Errorf("upstream suite of %s: %s:\n%s", pkg, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
+			continue
 		}
-		// The tree without the fix: the patch's parent plus its test files
-		// or, for `(without <patch>)`, the series before the named patch
-		// plus this patch's test files.
-		var parentTree *tree.Tree
-		proven := 0
-		for _, gt := range p.Regressions {
-			at := harness.At(file, "Regression", gt)
-			var wt *tree.Tree
-			if gt.Without == "" {
-				if parentTree == nil {
-					parentTree = worktree(t, l.tree, name+"-regression", l.commits[i]+"^")
-					t.Logf("worktree %s: the parent of %.12s", parentTree.Dir, l.commits[i])
-					checkoutTestFiles(t, parentTree, l.commits[i], p)
-				}
-				wt = parentTree
-			} else {
-				wt = treeWithout(t, l, i, name, gt.Without)
-			}
-			check := harness.LogName("regression", fmt.Sprintf("L%d", gt.Line))
-			without, log := runCheck(t, wt.Dir, name, check+"-without-fix", gt)
-			if err := harness.MustFail(without); err != nil {
-				t.Errorf("%s: %v\n%s", at, err, harness.Report(without, log))
-				continue
-			}
-			t.Logf("%s: FAILS without the fix (%s)", at, strings.Join(without.Failed, ", "))
-			with, log, note := onPatchedTree(t, l, name, check+"-with-fix", gt)
-			if err := harness.MustPass(with); err != nil {
-				t.Errorf("%s: with the fix: %v%s\n%s", at, err, note, harness.Report(with, log))
-				continue
-			}
-			t.Logf("%s: PASSES with the fix%s", at, note)
-			proven++
-		}
-		setRow(name, func(r *row) {
-			r.Regression = fmt.Sprintf("%d/%d fail without, pass with", proven, len(p.Regressions))
-		})
-	})
-
-	if len(p.Guards) > 0 {
-		t.Run("mutants", func(t *testing.T) { proveGuards(t, l, name, p) })
+		t.Logf("upstream suite of %s: %s", pkg, note)
 	}
+	// A patch can break the suite of a package it does not touch.
+	for _, su := range l.suites.Done() {
+		if su.Culprit == i+1 && !touched[su.Package] {
+			_, note := su.For(i + 1)
+			sum.Add(su.Package, harness.SuiteBrokenHere)
+			t.Errorf("upstream suite of %s, a package this patch does not touch: %s:\n%s", su.Package, note, harness.Report(su.Failing.Result, rel(su.Failing.Log)))
+		}
+	}
+	setCell(name, "suite", sum.String())
+}
+
+// proveRegressions: every Regression: test fails without the patch's fix
+// and passes with it.
+func proveRegressions(t *testing.T, l *loaded, i int, name, file string, p *series.Patch) {
+	if p.RegressionNone != "" {
+		setCell(name, "regression", "none ("+harness.Cell(p.RegressionNone)+")")
+		t.Skipf("Regression: none (%s)", p.RegressionNone)
+	}
+	// The tree without the fix: the patch's parent plus its test files
+	// or, for `(without <patch>)`, the series before the named patch
+	// plus this patch's test files.
+	var parentTree *tree.Tree
+	proven := 0
+	for _, gt := range p.Regressions {
+		at := harness.At(file, "Regression", gt)
+		var wt *tree.Tree
+		if gt.Without == "" {
+			if parentTree == nil {
+				parentTree = worktree(t, l.tree, name+"-regression", l.commits[i]+"^")
+				t.Logf("worktree %s: the parent of %.12s", parentTree.Dir, l.commits[i])
+				checkoutTestFiles(t, parentTree, l.commits[i], p)
+			}
+			wt = parentTree
+		} else {
+			wt = treeWithout(t, l, i, name, gt.Without)
+		}
+		check := harness.LogName("regression", fmt.Sprintf("L%d", gt.Line))
+		without, log := runCheck(t, wt.Dir, name, check+"-without-fix", gt)
+		if err := harness.MustFail(without); err != nil {
+			t.Errorf("%s: %v\n%s", at, err, harness.Report(without, log))
+			continue
+		}
+		t.Logf("%s: FAILS without the fix (%s)", at, strings.Join(without.Failed, ", "))
+		with, log, note := onPatchedTree(t, l, name, check+"-with-fix", gt)
+		if err := harness.MustPass(with); err != nil {
+			t.Errorf("%s: with the fix: %v%s\n%s", at, err, note, harness.Report(with, log))
+			continue
+		}
+		t.Logf("%s: PASSES with the fix%s", at, note)
+		proven++
+	}
+	setCell(name, "regression", fmt.Sprintf("%d/%d fail without, pass with", proven, len(p.Regressions)))
 }
 
 // proveGuards shows that each guard test passes on the patched tree and
@@ -330,7 +342,7 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 			t.Errorf("%s: mutant %s: %s\n%s", at, m.Outcome, m.Detail, harness.Report(m.Result, mlog))
 		}
 	}
-	setRow(name, func(r *row) { r.Mutants = fmt.Sprintf("%d/%d", killed, len(p.Guards)) })
+	setCell(name, "mutants", fmt.Sprintf("%d/%d", killed, len(p.Guards)))
 }
 
 // newSuites are the upstream suites of the line's series: run at the
@@ -401,10 +413,8 @@ func proveSuites(t *testing.T, l *loaded) {
 		}
 	}
 	if len(broken.Broke) > 0 {
-		setRow("upstream "+l.pin.Version, func(r *row) {
-			r.Suites = broken.String()
-			r.Result = "FAIL"
-		})
+		setCell("upstream "+l.pin.Version, "suite", broken.String())
+		setRow("upstream "+l.pin.Version, func(r *row) { r.Result = "FAIL" })
 	}
 }
 

@@ -61,6 +61,7 @@ func init() {
 		"removable":       {usage: "removable: fail when the patched tree holds work that is in no patch file (so removing it would lose it)", run: cmdRemovable},
 		"version":         {usage: "version: print the line's fork version, vX.Y.Z-carry.N", run: cmdVersion},
 		"build-env":       {usage: "build-env: print the go settings (GOFLAGS, CGO_ENABLED) and the programs of every build as shell code (for scripts/lib.sh)", run: cmdBuildEnv},
+		"proof-tests":     {usage: "proof-tests line|per-line-only: print the go test pattern of the harness's tests that the line proof runs, or that only make test LINE=vA.B runs (for scripts/test.sh)", run: cmdProofTests},
 		"ldflags":         {usage: "ldflags: print the -ldflags that stamp the fork version into a binary", run: cmdLdflags},
 		"gomod":           {usage: "gomod [DIR]: print the go.mod replace block that points a module at the line's patched tree; with DIR, write DIR/go.work that builds the module in DIR against the tree", run: cmdGomod},
 		"matrix":          {usage: "matrix VERSION...: replay the line's series (apply only) on each upstream release; print a patch × version table and write " + line.MatrixFile, run: cmdMatrix},

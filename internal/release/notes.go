@@ -155,8 +155,8 @@ type Notes struct {
 
 // Markdown renders the notes: the release, the image, the artifacts with
 // their SHA-256, and per patch its subject, what it fixes (the first
-// paragraph of its message), its upstream status, bug, and the Test:,
-// Regression: and Guards: lines that prove it.
+// paragraph of its message), its upstream status, bug, and the trailers
+// that ask for its checks (series.Checks: Test:, Regression:, Guards:).
 func (n *Notes) Markdown() []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -205,8 +205,7 @@ func (n *Notes) Markdown() []byte {
 		p("%s", FirstParagraph(pt.Body))
 		var proofs []string
 		for _, t := range pt.Trailers {
-			switch t.Key {
-			case "Test", "Regression", "Guards":
+			if _, ok := series.CheckOf(t.Key); ok {
 				proofs = append(proofs, fmt.Sprintf("- %s: %s", t.Key, code(t.Value)))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -79,14 +80,41 @@ type Status struct {
 	Releases []string
 }
 
+// metaTrailers are the trailers that describe a patch (every patch has
+// both); the others ask for checks (Checks).
+var metaTrailers = []string{"Upstream-Status", "Bug"}
+
 // Known trailer keys, a closed vocabulary (README, "The patch workflow").
-var knownTrailers = map[string]bool{
-	"Upstream-Status": true,
-	"Bug":             true,
-	"Test":            true,
-	"Regression":      true,
-	"Guards":          true,
+var knownTrailers = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range append(slices.Clone(metaTrailers), CheckTrailers()...) {
+		m[k] = true
+	}
+	return m
+}()
+
+// trailerList is "A:, B: and C:".
+func trailerList(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	out := strings.Join(keys[:len(keys)-1], ":, ") + ":"
+	if len(keys) > 1 {
+		out += " and " + keys[len(keys)-1] + ":"
+	}
+	return out
 }
+
+// requiredTrailers are the trailers every patch must have.
+var requiredTrailers = func() []string {
+	out := slices.Clone(metaTrailers)
+	for _, c := range Checks {
+		if c.Required && c.Trailer != "" {
+			out = append(out, c.Trailer)
+		}
+	}
+	return out
+}()
 
 var (
 	trailerRE     = regexp.MustCompile(`^([A-Z][A-Za-z-]*): (.*\S)\s*$`)
@@ -172,7 +200,7 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 		first--
 	}
 	if last < bodyStart || !trailerRE.MatchString(lines[first]) {
-		return nil, errorf(file, end, "no trailers: the message must end with Upstream-Status:, Bug:, Test: and Regression: lines")
+		return nil, errorf(file, end, "no trailers: the message must end with %s lines", trailerList(requiredTrailers))
 	}
 	for j := first; j <= last; j++ {
 		m := trailerRE.FindStringSubmatch(lines[j])
@@ -257,7 +285,7 @@ func (p *Patch) validate() error {
 			}
 		}
 	}
-	for _, k := range []string{"Upstream-Status", "Bug", "Test", "Regression"} {
+	for _, k := range requiredTrailers {
 		if count[k] == 0 {
 			return errorf(p.File, 0, "missing %s: trailer", k)
 		}
