@@ -49,7 +49,7 @@ func init() {
 	commands = map[string]command{
 		"paths":           {usage: "paths: print the line's paths as shell assignments (for scripts/lib.sh)", run: cmdPaths},
 		"lines":           {usage: "lines: print every line: pinned release, newest release the proxy serves, revision, patches, end of life", run: cmdLines, noLine: true},
-		"pin":             {usage: "pin VERSION: compute the pin of an upstream release and write it as its line's UPSTREAM (a new minor starts an empty line)", run: cmdPin, noLine: true},
+		"pin":             {usage: "pin VERSION: compute the pin of an upstream release and write it as its line's " + line.PinName + " (a new minor starts an empty line)", run: cmdPin, noLine: true},
 		"assemble":        {usage: "assemble DIR: assemble the line's pinned upstream tree into the new directory DIR", run: cmdAssemble},
 		"verify-tree":     {usage: "verify-tree DIR: check that every pinned module's directory of the tree DIR hashes to the line's pin (for a tree not assembled from module zips)", run: cmdVerifyTree},
 		"init-tree":       {usage: "init-tree DIR: make the assembled tree DIR a git repository with one commit \"upstream vX.Y.Z\"", run: cmdInitTree},
@@ -114,7 +114,7 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if err := resumeAll(); err != nil {
+	if err := line.ResumeAll(root, progress); err != nil {
 		fail(fmt.Sprintf("carry %s: %v", args[0], err), 1)
 	}
 	if !c.noLine {
@@ -158,41 +158,6 @@ func progress(format string, args ...any) {
 	fmt.Printf(format+"\n", args...)
 }
 
-// journal is where the commands of line l journal the commit of their
-// result (internal/txn): in the repository, so `make clean` cannot lose it.
-func journal(l line.Line) string {
-	return filepath.Join(l.Root, line.PatchesDir, "."+l.Name+".journal")
-}
-
-// resumeAll finishes every command that was killed while putting its
-// result in place (a journal under patches/), before anything else runs.
-func resumeAll() error {
-	journals, err := filepath.Glob(filepath.Join(root, line.PatchesDir, ".*.journal"))
-	if err != nil {
-		return err
-	}
-	// The temporary files of atomic writes that a kill interrupted.
-	temps, err := filepath.Glob(filepath.Join(root, ".*"+txn.TempSuffix))
-	if err != nil {
-		return err
-	}
-	for _, f := range temps {
-		if err := os.Remove(f); err != nil {
-			return err
-		}
-	}
-	if err := txn.RemoveTemps(filepath.Join(root, line.PatchesDir)); err != nil {
-		return err
-	}
-	for _, j := range journals {
-		progress("carry: finishing a command that was interrupted while putting its result in place (%s)", j)
-		if err := txn.Resume(j); err != nil {
-			return fmt.Errorf("finishing the interrupted command of %s: %w", j, err)
-		}
-	}
-	return nil
-}
-
 func cmdResume(args []string) error {
 	progress("%s: nothing to finish", ln.Name)
 	return nil
@@ -233,9 +198,6 @@ type LineInfo struct {
 	// Unusable are newer releases the proxy lists but cannot serve whole.
 	Unusable []string `json:"unusable,omitempty"`
 }
-
-// LinesFile is where `carry lines` writes its table as JSON.
-const LinesFile = "_output/lines.json"
 
 func cmdLines(args []string) error {
 	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
@@ -307,10 +269,10 @@ func cmdLines(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(LinesFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(line.LinesFile(root)), 0o755); err != nil {
 		return err
 	}
-	return txn.WriteFile(LinesFile, append(data, '\n'))
+	return txn.WriteFile(line.LinesFile(root), append(data, '\n'))
 }
 
 // newestServed is the newest release of minor that the proxy serves and
@@ -362,7 +324,7 @@ func cmdPin(args []string) error {
 		return nil
 	}
 	// A new line: its folder appears whole (one rename).
-	stage := filepath.Join(l.Root, line.PatchesDir, "."+l.Name+".new")
+	stage := l.StageDir(line.StageNew)
 	if err := os.RemoveAll(stage); err != nil {
 		return err
 	}
@@ -516,7 +478,7 @@ func cmdExport(args []string) error {
 		return err
 	}
 	defer done()
-	stage := filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export")
+	stage := ln.StageDir(line.StageExport)
 	if err := os.RemoveAll(stage); err != nil {
 		return err
 	}
@@ -558,8 +520,8 @@ func cmdExport(args []string) error {
 			return checkMutants(ln, t)
 		}
 	}
-	err = txn.Commit(journal(ln), []txn.Move{
-		{New: stage, Dst: ln.Dir(), Old: filepath.Join(ln.Root, line.PatchesDir, "."+ln.Name+".export-old")},
+	err = txn.Commit(ln.JournalFile(), []txn.Move{
+		{New: stage, Dst: ln.Dir(), Old: ln.StageDir(line.StageExportOld)},
 		{New: records, Dst: t.RecordsFile(), Old: t.RecordsFile() + ".old"},
 	})
 	if err != nil {
@@ -591,7 +553,7 @@ func checkMutants(l line.Line, t *tree.Tree) error {
 				msg = strings.TrimSpace(gerr.Stderr)
 			}
 			fmt.Fprintf(os.Stderr, "line %s: warning: %s no longer applies to the patched tree; make it again as a diff against the tree:\n  %s\n",
-				l.Name, filepath.ToSlash(filepath.Join(line.PatchesDir, l.Name, line.MutantsName, filepath.Base(f))),
+				l.Name, filepath.ToSlash(l.Mutant(line.MutantsName+"/"+filepath.Base(f))),
 				strings.ReplaceAll(msg, "\n", "\n  "))
 		}
 	}
@@ -846,7 +808,7 @@ func cmdMatrix(args []string) error {
 			progress("matrix: %s: %v", v, col.Err)
 		}
 		if v == p.Version && col.Err == nil {
-			base, _ = tree.Open(filepath.Join(line.MatrixDir, v, "kubernetes"))
+			base, _ = tree.Open(line.MatrixTree(root, v))
 		}
 		cols[v] = col
 	}
@@ -862,7 +824,7 @@ func cmdMatrix(args []string) error {
 	if err := rebase.WriteTable(os.Stdout, names, shown); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(line.MatrixFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(line.MatrixMarkdown(root)), 0o755); err != nil {
 		return err
 	}
 	var md strings.Builder
@@ -870,13 +832,13 @@ func cmdMatrix(args []string) error {
 	if err := rebase.WriteMarkdown(&md, what, names, shown); err != nil {
 		return err
 	}
-	if err := txn.WriteFile(line.MatrixFile, []byte(md.String())); err != nil {
+	if err := txn.WriteFile(line.MatrixMarkdown(root), []byte(md.String())); err != nil {
 		return err
 	}
 	if err := writeMatrixJSON(names, shown); err != nil {
 		return err
 	}
-	progress("matrix: wrote %s and %s", line.MatrixFile, MatrixJSON)
+	progress("matrix: wrote %s and %s", line.MatrixMarkdown(root), line.MatrixJSON(root))
 	if failed > 0 {
 		return fmt.Errorf("%d of %d releases could not be checked (see the notes above)", failed, len(args))
 	}
@@ -885,10 +847,6 @@ func cmdMatrix(args []string) error {
 	}
 	return nil
 }
-
-// MatrixJSON is the matrix as JSON: line, releases, and per patch and
-// release the outcome, for tests to read.
-const MatrixJSON = "_output/matrix.json"
 
 func writeMatrixJSON(names []string, cols []rebase.Column) error {
 	type cell struct {
@@ -926,7 +884,7 @@ func writeMatrixJSON(names []string, cols []rebase.Column) error {
 	if err != nil {
 		return err
 	}
-	return txn.WriteFile(MatrixJSON, append(data, '\n'))
+	return txn.WriteFile(line.MatrixJSON(root), append(data, '\n'))
 }
 
 // newestReleases are the releases a watch of upstream checks: the newest
@@ -972,7 +930,7 @@ func newestReleases() ([]string, error) {
 }
 
 func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]rebase.Result, error) {
-	t, err := rebase.VersionTree(filepath.Join(line.MatrixDir, version, "kubernetes"), version, modfetch.GoCommand{}, progress)
+	t, err := rebase.VersionTree(line.MatrixTree(root, version), version, modfetch.GoCommand{}, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -982,10 +940,6 @@ func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]
 		}
 	}
 	return rebase.Classify(t, patches, progress)
-}
-
-func layout(l line.Line) rebase.Layout {
-	return rebase.Layout{LineDir: l.Dir(), ChangelogFile: line.Changelog, TreeDir: l.TreeDir(), Journal: journal(l)}
 }
 
 // inProgress fails when a rebase, bump or port of line l is under way.
@@ -1159,7 +1113,7 @@ func cmdAbortRebase(args []string) error {
 	if sess, err := rebase.Load(ln.RebaseDir()); err == nil && sess.Line != "" {
 		target = line.Line{Root: root, Name: sess.Line}
 	}
-	if err := rebase.Abort(ln.RebaseDir(), layout(target)); err != nil {
+	if err := rebase.Abort(ln.RebaseDir(), target); err != nil {
 		return fmt.Errorf("no rebase or bump of line %s in progress: %v", ln.Name, err)
 	}
 	progress("rebase: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
@@ -1332,7 +1286,7 @@ func cmdPortAbort(args []string) error {
 	if err := unbusy(ln); err != nil {
 		return err
 	}
-	if err := rebase.Abort(ln.PortDir(), layout(ln)); err != nil {
+	if err := rebase.Abort(ln.PortDir(), ln); err != nil {
 		return fmt.Errorf("no port into line %s in progress: %v", ln.Name, err)
 	}
 	progress("port: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
@@ -1367,8 +1321,8 @@ Nothing in patches/ has changed yet.`,
 	}
 	tw.Flush()
 	fmt.Print(b.String())
-	if err := sess.Finish(layout(target), progress); err != nil {
-		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s, and what it staged for line %s in %s (nothing in the line changed): fix the cause and run `make %s-continue LINE=%s`, which stages again, or `make %s-abort LINE=%s`, which removes both", err, verb, sess.Dir, target.Name, filepath.Join(line.PatchesDir, "."+target.Name+".stage"), verb, ln.Name, verb, ln.Name)
+	if err := sess.Finish(target, progress); err != nil {
+		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s, and what it staged for line %s in %s (nothing in the line changed): fix the cause and run `make %s-continue LINE=%s`, which stages again, or `make %s-abort LINE=%s`, which removes both", err, verb, sess.Dir, target.Name, target.StageDir(line.StageFinish), verb, ln.Name, verb, ln.Name)
 	}
 	progress("%s: done: line %s; review CHANGELOG.md, then `make test LINE=%s`", verb, target.Name, target.Name)
 	t, err := tree.Open(target.TreeDir())
@@ -1378,19 +1332,16 @@ Nothing in patches/ has changed yet.`,
 	return checkMutants(target, t)
 }
 
-// EtcdModule is the module etcd is built from; tools/etcd/<X.Y.Z>/ pins
-// each etcd version a line's upstream tests with.
-const (
-	EtcdModule = "go.etcd.io/etcd/server/v3"
-	EtcdTools  = "tools/etcd"
-)
+// EtcdModule is the module etcd is built from; line.EtcdTool pins each etcd
+// version a line's upstream tests with.
+const EtcdModule = "go.etcd.io/etcd/server/v3"
 
 var etcdVersionRE = regexp.MustCompile(`(?m)^ETCD_VERSION=\$\{ETCD_VERSION:-([0-9]+\.[0-9]+\.[0-9]+)\}`)
 
 // cmdEtcdVersion prints the etcd version the line's upstream tests with,
 // and the tools folder that builds it.
 func cmdEtcdVersion(args []string) error {
-	script := filepath.Join(ln.TreeDir(), "hack/lib/etcd.sh")
+	script := ln.EtcdScript()
 	data, err := os.ReadFile(script)
 	if err != nil {
 		return err
@@ -1400,7 +1351,7 @@ func cmdEtcdVersion(args []string) error {
 		return fmt.Errorf("%s: no ETCD_VERSION=${ETCD_VERSION:-X.Y.Z} line", script)
 	}
 	want := "v" + string(m[1])
-	dir := filepath.Join(EtcdTools, strings.TrimPrefix(want, "v"))
+	dir := line.EtcdTool(root, want)
 	gomod := filepath.Join(dir, "go.mod")
 	gm, err := os.ReadFile(gomod)
 	if errors.Is(err, os.ErrNotExist) {

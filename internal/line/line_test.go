@@ -147,24 +147,51 @@ func TestGet(t *testing.T) {
 
 func TestPaths(t *testing.T) {
 	l := line.Line{Root: ".", Name: "v1.0"}
-	for got, want := range map[string]string{
-		l.Dir():                     "patches/v1.0",
-		l.PinFile():                 "patches/v1.0/UPSTREAM",
-		l.SeriesFile():              "patches/v1.0/series",
-		l.RevisionFile():            "patches/v1.0/REVISION",
-		l.DroppedFile():             "patches/v1.0/DROPPED",
-		l.EOLFile():                 "patches/v1.0/EOL",
-		l.MutantsDir():              "patches/v1.0/mutants",
-		l.Mutant("mutants/m.patch"): "patches/v1.0/mutants/m.patch",
-		l.OutDir():                  "_output/v1.0",
-		l.TreeDir():                 "_output/v1.0/src/kubernetes",
-		l.BinDir():                  "_output/v1.0/bin",
-		l.TestBinDir():              "_output/v1.0/test/bin",
-		l.WorkDir():                 "_output/v1.0/work",
-		l.RebaseDir():               "_output/v1.0/rebase",
-		l.PortDir():                 "_output/v1.0/port",
+	in := line.Line{Root: "/repo", Name: "v1.37"}
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"Dir", l.Dir(), "patches/v1.0"},
+		{"PinFile", l.PinFile(), "patches/v1.0/UPSTREAM"},
+		{"SeriesFile", l.SeriesFile(), "patches/v1.0/series"},
+		{"RevisionFile", l.RevisionFile(), "patches/v1.0/REVISION"},
+		{"DroppedFile", l.DroppedFile(), "patches/v1.0/DROPPED"},
+		{"EOLFile", l.EOLFile(), "patches/v1.0/EOL"},
+		{"MutantsDir", l.MutantsDir(), "patches/v1.0/mutants"},
+		{"Mutant", l.Mutant("mutants/m.patch"), "patches/v1.0/mutants/m.patch"},
+		{"JournalFile", l.JournalFile(), "patches/.v1.0.journal"},
+		{"JournalFile under a root", in.JournalFile(), "/repo/patches/.v1.37.journal"},
+		{"JournalGlob", line.JournalGlob("."), "patches/.*.journal"},
+		{"StageDir new", l.StageDir(line.StageNew), "patches/.v1.0.new"},
+		{"StageDir export", l.StageDir(line.StageExport), "patches/.v1.0.export"},
+		{"StageDir export-old", l.StageDir(line.StageExportOld), "patches/.v1.0.export-old"},
+		{"StageDir stage", l.StageDir(line.StageFinish), "patches/.v1.0.stage"},
+		{"StageDir old", in.StageDir(line.StageOld), "/repo/patches/.v1.37.old"},
+		{"Aside of the changelog", line.Aside(line.ChangelogFile("."), line.StageFinish), ".CHANGELOG.md.stage"},
+		{"Aside of the tree", line.Aside(l.TreeDir(), line.StageOld), "_output/v1.0/src/.kubernetes.old"},
+		{"Aside of a session", line.Aside(l.RebaseDir(), line.SessionEnded), "_output/v1.0/.rebase.ended"},
+		{"OutDir", l.OutDir(), "_output/v1.0"},
+		{"TreeDir", l.TreeDir(), "_output/v1.0/src/kubernetes"},
+		{"BinDir", l.BinDir(), "_output/v1.0/bin"},
+		{"TestBinDir", l.TestBinDir(), "_output/v1.0/test/bin"},
+		{"WorkDir", l.WorkDir(), "_output/v1.0/work"},
+		{"LogDir", l.LogDir(), "_output/v1.0/logs"},
+		{"RebaseDir", l.RebaseDir(), "_output/v1.0/rebase"},
+		{"PortDir", l.PortDir(), "_output/v1.0/port"},
+		{"UpstreamBinDir", l.UpstreamBinDir(), "_output/v1.0/upstream/bin"},
+		{"ClusterDir", l.ClusterDir(), "_output/v1.0/cluster"},
+		{"ImagesDir", l.ImagesDir(), "_output/v1.0/images"},
+		{"EtcdScript", l.EtcdScript(), "_output/v1.0/src/kubernetes/hack/lib/etcd.sh"},
+		{"LinesFile", line.LinesFile("."), "_output/lines.json"},
+		{"LinesFile under a root", line.LinesFile("/repo"), "/repo/_output/lines.json"},
+		{"MatrixMarkdown", line.MatrixMarkdown("."), "_output/matrix.md"},
+		{"MatrixJSON", line.MatrixJSON("."), "_output/matrix.json"},
+		{"MatrixTree", line.MatrixTree(".", "v1.37.2"), "_output/matrix/v1.37.2/kubernetes"},
+		{"ChangelogFile", line.ChangelogFile("."), "CHANGELOG.md"},
+		{"EtcdTool", line.EtcdTool(".", "v3.6.4"), "tools/etcd/3.6.4"},
+		{"EtcdTool without v", line.EtcdTool("/repo", "3.6.4"), "/repo/tools/etcd/3.6.4"},
 	} {
-		assert.Equal(t, want, got)
+		assert.Equal(t, tc.want, tc.got, tc.name)
 	}
 	assert.Equal(t, "v1.37", line.Minor("v1.37.2"))
 }
