@@ -18,13 +18,13 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/kballard/go-shellquote"
 	"golang.org/x/mod/modfile"
 
 	"github.com/kube-carry/kube-carry/internal/gomod"
 	"github.com/kube-carry/kube-carry/internal/line"
+	"github.com/kube-carry/kube-carry/internal/linetree"
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/rebase"
@@ -392,217 +392,28 @@ func cmdUpstream(args []string) error {
 }
 
 func cmdTreeStatus(args []string) error {
-	p, err := ln.Pin()
+	st, err := linetree.Status(ln)
 	if err != nil {
 		return err
 	}
-	dir := ln.TreeDir()
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		fmt.Println("absent")
-		return nil
-	}
-	t, err := tree.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%s exists but is not a patched tree (%v); move it aside", dir, err)
-	}
-	_, v, err := t.Base()
-	if err != nil {
-		return err
-	}
-	if v != p.Version {
-		return fmt.Errorf("%s is upstream %s but %s pins %s; export any work (make export LINE=%s), then `make clean-tree LINE=%s` and `make LINE=%s`", dir, v, ln.PinFile(), p.Version, ln.Name, ln.Name, ln.Name)
-	}
-	fmt.Println("current")
+	fmt.Println(st)
 	return nil
-}
-
-func openAll() (*pin.Pin, *series.Series, *tree.Tree, error) {
-	p, err := ln.Pin()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	s, err := series.Read(ln.SeriesFile())
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	t, err := tree.Open(ln.TreeDir())
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return p, s, t, nil
-}
-
-// readPatches validates every patch of s before anything is touched.
-func readPatches(s *series.Series) ([]string, error) {
-	var paths []string
-	for _, e := range s.Entries {
-		if _, err := series.ReadPatch(s.Path(e)); err != nil {
-			return nil, err
-		}
-		paths = append(paths, s.Path(e))
-	}
-	return paths, nil
 }
 
 func cmdApply(args []string) error {
-	p, s, t, err := openAll()
-	if err != nil {
-		return err
-	}
-	if _, err := readPatches(s); err != nil {
-		return err
-	}
-	if err := t.Apply(s, p.Version, progress); err != nil {
-		return err
-	}
-	head, err := t.Line("rev-parse", "--short=12", "HEAD")
-	if err != nil {
-		return err
-	}
-	progress("apply: %s: %s is upstream %s + %d patches (HEAD %s)", ln.Name, ln.TreeDir(), p.Version, len(s.Entries), head)
-	return nil
+	return linetree.Apply(ln, progress)
 }
 
-// cmdExport writes the export into a staged copy of the line's folder and
-// puts it in place with one journaled rename: a kill leaves the old
-// patches or the new ones.
 func cmdExport(args []string) error {
-	_, _, t, err := openAll()
-	if err != nil {
-		return err
-	}
-	// An export killed while git held the tree's index.lock leaves it;
-	// the next command that marks the tree busy removes it.
-	done, err := t.Busy()
-	if err != nil {
-		return err
-	}
-	defer done()
-	stage := ln.StageDir(line.StageExport)
-	if err := os.RemoveAll(stage); err != nil {
-		return err
-	}
-	if err := txn.CopyDir(ln.Dir(), stage); err != nil {
-		return err
-	}
-	s, err := series.Read(filepath.Join(stage, line.SeriesName))
-	if err != nil {
-		os.RemoveAll(stage)
-		return err
-	}
-	// The tree's record of which patch each commit came from changes with
-	// the patches: staged too, so a kill cannot leave the tree claiming a
-	// patch file that never landed (apply and clean trust the record).
-	records := t.RecordsFile() + ".stage"
-	if err := copyIfExists(t.RecordsFile(), records); err != nil {
-		return err
-	}
-	t.Records = records
-	res, err := t.Export(s, progress)
-	if err != nil {
-		os.RemoveAll(stage)
-		os.Remove(records)
-		return err
-	}
-	if len(res.Written) == 0 && len(res.Removed) == 0 {
-		same, err := sameFile(filepath.Join(stage, line.SeriesName), ln.SeriesFile())
-		if err != nil {
-			return err
-		}
-		if same {
-			progress("export: %s: %d unchanged", ln.Name, len(res.Unchanged))
-			if err := os.Rename(records, t.RecordsFile()); err != nil {
-				return err
-			}
-			if err := os.RemoveAll(stage); err != nil {
-				return err
-			}
-			return checkMutants(ln, t)
-		}
-	}
-	err = txn.Commit(ln.JournalFile(), []txn.Move{
-		{New: stage, Dst: ln.Dir(), Old: ln.StageDir(line.StageExportOld)},
-		{New: records, Dst: t.RecordsFile(), Old: t.RecordsFile() + ".old"},
-	})
-	if err != nil {
-		return err
-	}
-	progress("export: %s: %d written, %d unchanged, %d removed", ln.Name, len(res.Written), len(res.Unchanged), len(res.Removed))
-	return checkMutants(ln, t)
-}
-
-// checkMutants warns about every mutant of line l that no longer applies
-// to its patched tree t. The harness applies mutants to the fully patched
-// tree, so a later patch that moves a guarded line breaks its mutant; the
-// export or port that made the change is the cheapest place to say so. A
-// warning, not an error: the export or port itself is done and in place.
-func checkMutants(l line.Line, t *tree.Tree) error {
-	files, err := filepath.Glob(filepath.Join(l.MutantsDir(), "*.patch"))
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return err
-		}
-		if _, err := t.Run("apply", "--check", abs); err != nil {
-			msg := err.Error()
-			var gerr *tree.GitError
-			if errors.As(err, &gerr) {
-				msg = strings.TrimSpace(gerr.Stderr)
-			}
-			fmt.Fprintf(os.Stderr, "line %s: warning: %s no longer applies to the patched tree; make it again as a diff against the tree:\n  %s\n",
-				l.Name, filepath.ToSlash(l.Mutant(line.MutantsName+"/"+filepath.Base(f))),
-				strings.ReplaceAll(msg, "\n", "\n  "))
-		}
-	}
-	return nil
-}
-
-func sameFile(a, b string) (bool, error) {
-	da, err := os.ReadFile(a)
-	if err != nil {
-		return false, err
-	}
-	db, err := os.ReadFile(b)
-	if err != nil {
-		return false, err
-	}
-	return string(da) == string(db), nil
+	return linetree.Export(ln, progress, os.Stderr)
 }
 
 func cmdCheckTree(args []string) error {
-	p, s, t, err := openAll()
-	if err != nil {
-		return err
-	}
-	keep, err := t.Plan(s, p.Version)
-	if err != nil {
-		return err
-	}
-	commits, err := t.Commits()
-	if err != nil {
-		return err
-	}
-	if keep != len(s.Entries) || keep != len(commits) {
-		return fmt.Errorf("%s: the tree has %d commits of which %d match the %d patches of %s; run `make apply LINE=%s`", ln.TreeDir(), len(commits), keep, len(s.Entries), ln.SeriesFile(), ln.Name)
-	}
-	return nil
+	return linetree.Check(ln)
 }
 
 func cmdRemovable(args []string) error {
-	if _, err := os.Stat(ln.TreeDir()); os.IsNotExist(err) {
-		return nil
-	}
-	t, err := tree.Open(ln.TreeDir())
-	if err != nil {
-		return err
-	}
-	if err := t.LocalWork(ln.Dir()); err != nil {
-		return fmt.Errorf("%v\nnothing was removed; to discard the work anyway: rm -rf %s", err, ln.TreeDir())
-	}
-	return nil
+	return linetree.Removable(ln)
 }
 
 func cmdVersion(args []string) error {
@@ -620,9 +431,9 @@ func cmdLdflags(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	build := ldflags
+	build := linetree.Ldflags
 	if *upstream {
-		build = upstreamLdflags
+		build = linetree.UpstreamLdflags
 	}
 	flags, err := build(ln)
 	if err != nil {
@@ -630,72 +441,6 @@ func cmdLdflags(args []string) error {
 	}
 	fmt.Println(flags)
 	return nil
-}
-
-// ldflags are the -ldflags that stamp line l's fork version, its tree's
-// commit and state and the upstream release time into a binary.
-func ldflags(l line.Line) (string, error) {
-	v, p, err := l.Version()
-	if err != nil {
-		return "", err
-	}
-	t, err := tree.Open(l.TreeDir())
-	if err != nil {
-		return "", err
-	}
-	commit, err := t.Line("rev-parse", "HEAD")
-	if err != nil {
-		return "", err
-	}
-	dirty, err := t.Dirty()
-	if err != nil {
-		return "", err
-	}
-	state := "clean"
-	if len(dirty) > 0 {
-		state = "dirty"
-	}
-	return versionFlags(p, v, commit, state), nil
-}
-
-// upstreamLdflags stamp plain upstream: the pinned release and the tree's
-// first commit (`upstream vX.Y.Z`), for the binaries scenarios compare the
-// fork with.
-func upstreamLdflags(l line.Line) (string, error) {
-	p, err := l.Pin()
-	if err != nil {
-		return "", err
-	}
-	t, err := tree.Open(l.TreeDir())
-	if err != nil {
-		return "", err
-	}
-	commit, version, err := t.Base()
-	if err != nil {
-		return "", err
-	}
-	if version != p.Version {
-		return "", fmt.Errorf("%s is at upstream %s, the pin is %s: run make", l.TreeDir(), version, p.Version)
-	}
-	return versionFlags(p, p.Version, commit, "clean"), nil
-}
-
-func versionFlags(p *pin.Pin, v, commit, state string) string {
-	major, minor := "1", strings.Split(strings.TrimPrefix(p.Version, "v"), ".")[1]
-	var flags []string
-	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
-		for _, kv := range [][2]string{
-			{"gitVersion", v},
-			{"gitMajor", major},
-			{"gitMinor", minor},
-			{"gitCommit", commit},
-			{"gitTreeState", state},
-			{"buildDate", p.Date.UTC().Format(time.RFC3339)},
-		} {
-			flags = append(flags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
-		}
-	}
-	return "-s -w " + strings.Join(flags, " ")
 }
 
 // cmdGomod points a user's module at the line's patched tree (README,
@@ -736,7 +481,7 @@ func cmdGomod(args []string) error {
 		return err
 	}
 	progress("gomod: wrote %s: module %s with line %s's patched tree (%s): k8s.io/kubernetes and %d staging modules", path, u.Path, ln.Name, t.Dir, len(t.Staging()))
-	flags, err := ldflags(ln)
+	flags, err := linetree.Ldflags(ln)
 	if err != nil {
 		return err
 	}
@@ -773,7 +518,7 @@ func cmdMatrix(args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := readPatches(s)
+	paths, err := linetree.ReadPatches(s)
 	if err != nil {
 		return err
 	}
@@ -952,28 +697,6 @@ func inProgress(l line.Line) error {
 	return nil
 }
 
-// cleanSeriesTree is the line's patched tree, checked to hold nothing but
-// the series (it lends its objects to the session, and the session's tree
-// replaces it), with the series applied.
-func cleanSeriesTree(l line.Line, p *pin.Pin, s *series.Series) (*tree.Tree, error) {
-	t, err := tree.Open(l.TreeDir())
-	if err != nil {
-		return nil, fmt.Errorf("%v (run `make apply LINE=%s` first)", err, l.Name)
-	}
-	done, err := t.Busy()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if err := t.LocalWork(l.Dir()); err != nil {
-		return nil, fmt.Errorf("%v\nexport or discard that work first (make export LINE=%s)", err, l.Name)
-	}
-	if err := t.Apply(s, p.Version, progress); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
 func cmdRebase(args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: carry rebase vA.B.C")
@@ -1007,7 +730,7 @@ func cmdBump(args []string) error {
 // startRebase replays line ln's series on release to: a rebase or bump
 // within the line, or a rebase that starts the line of to's minor.
 func startRebase(kind, to string, np *pin.Pin) error {
-	p, s, cur, err := openAll()
+	p, s, cur, err := linetree.Open(ln)
 	if err != nil {
 		return err
 	}
@@ -1029,11 +752,11 @@ func startRebase(kind, to string, np *pin.Pin) error {
 	if err := inProgress(ln); err != nil {
 		return err
 	}
-	paths, err := readPatches(s)
+	paths, err := linetree.ReadPatches(s)
 	if err != nil {
 		return err
 	}
-	if cur, err = cleanSeriesTree(ln, p, s); err != nil {
+	if cur, err = linetree.CleanSeriesTree(ln, p, s, progress); err != nil {
 		return err
 	}
 	// The session lives with the line it starts from, so `make
@@ -1090,23 +813,8 @@ func cmdContinue(args []string) error {
 	return afterReplay(sess)
 }
 
-// unbusy clears what a command killed while it ran git on line l's tree
-// left there (its git locks), for an -abort.
-func unbusy(l line.Line) error {
-	t, err := tree.Open(l.TreeDir())
-	if err != nil {
-		return nil
-	}
-	done, err := t.Busy()
-	if err != nil {
-		return err
-	}
-	done()
-	return nil
-}
-
 func cmdAbortRebase(args []string) error {
-	if err := unbusy(ln); err != nil {
+	if err := linetree.Unbusy(ln); err != nil {
 		return err
 	}
 	target := ln
@@ -1179,7 +887,7 @@ func cmdPort(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := readPatches(s); err != nil {
+	if _, err := linetree.ReadPatches(s); err != nil {
 		return err
 	}
 	names := portOrder(srcSeries, s, ported)
@@ -1207,7 +915,7 @@ func cmdPort(args []string) error {
 	}
 	var t *tree.Tree
 	if _, err := os.Stat(ln.TreeDir()); err == nil {
-		cur, err := cleanSeriesTree(ln, p, s)
+		cur, err := linetree.CleanSeriesTree(ln, p, s, progress)
 		if err != nil {
 			os.RemoveAll(dir)
 			return err
@@ -1283,7 +991,7 @@ func cmdPortContinue(args []string) error {
 }
 
 func cmdPortAbort(args []string) error {
-	if err := unbusy(ln); err != nil {
+	if err := linetree.Unbusy(ln); err != nil {
 		return err
 	}
 	if err := rebase.Abort(ln.PortDir(), ln); err != nil {
@@ -1329,7 +1037,7 @@ Nothing in patches/ has changed yet.`,
 	if err != nil {
 		return err
 	}
-	return checkMutants(target, t)
+	return linetree.CheckMutants(target, t, os.Stderr)
 }
 
 // EtcdModule is the module etcd is built from; line.EtcdTool pins each etcd
@@ -1395,13 +1103,4 @@ func newSessionDir(dir string, p *pin.Pin) error {
 		return err
 	}
 	return txn.WriteFile(rebase.PinFile(dir), []byte(b.String()))
-}
-
-// copyIfExists copies src to dst (an empty dst when src does not exist).
-func copyIfExists(src, dst string) error {
-	data, err := os.ReadFile(src)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return os.WriteFile(dst, data, 0o644)
 }
