@@ -687,151 +687,28 @@ func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]
 	return rebase.Classify(t, patches, progress)
 }
 
-// inProgress fails when a rebase, bump or port of line l is under way.
-func inProgress(l line.Line) error {
-	for _, dir := range []string{l.RebaseDir(), l.PortDir()} {
-		if s, err := rebase.Load(dir); err == nil {
-			return fmt.Errorf("a %s of line %s is already in progress in %s: `make %s-continue LINE=%s` or `make %s-abort LINE=%s`", s.Verb(), l.Name, dir, s.Verb(), l.Name, s.Verb(), l.Name)
-		}
-	}
-	return nil
-}
-
 func cmdRebase(args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: carry rebase vA.B.C")
 	}
-	return startRebase(rebase.KindRebase, args[0], nil)
+	return rebase.Rebase(ln, args[0], progress, os.Stderr)
 }
 
 func cmdBump(args []string) error {
 	if len(args) != 0 {
 		return errors.New("usage: carry bump")
 	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	progress("bump: line %s is on %s; asking the module proxy for newer %s releases", ln.Name, p.Version, ln.Name)
-	to, np, skipped, err := modfetch.Newest(ln.Name, p.Version, modfetch.GoCommand{}, modfetch.GoCommand{}, progress)
-	if err != nil {
-		return err
-	}
-	for _, s := range skipped {
-		progress("bump: skipped %s", s)
-	}
-	if np == nil {
-		progress("bump: line %s is on %s, the newest %s release the proxy serves whole; nothing to do", ln.Name, p.Version, ln.Name)
-		return nil
-	}
-	return startRebase(rebase.KindBump, to, np)
-}
-
-// startRebase replays line ln's series on release to: a rebase or bump
-// within the line, or a rebase that starts the line of to's minor.
-func startRebase(kind, to string, np *pin.Pin) error {
-	p, s, cur, err := linetree.Open(ln)
-	if err != nil {
-		return err
-	}
-	if to == p.Version {
-		return fmt.Errorf("line %s is already on %s", ln.Name, to)
-	}
-	if _, err := pin.StagingVersion(to); err != nil {
-		return err
-	}
-	target := line.Line{Root: root, Name: line.Minor(to)}
-	if target.Name != ln.Name {
-		if kind == rebase.KindBump {
-			return fmt.Errorf("bump stays within line %s; %s is another minor", ln.Name, to)
-		}
-		if _, err := os.Stat(target.Dir()); err == nil {
-			return fmt.Errorf("line %s exists already (%s); carry patches into it with `make port`, or move it with `make rebase LINE=%s TO=%s`", target.Name, target.Dir(), target.Name, to)
-		}
-	}
-	if err := inProgress(ln); err != nil {
-		return err
-	}
-	paths, err := linetree.ReadPatches(s)
-	if err != nil {
-		return err
-	}
-	if cur, err = linetree.CleanSeriesTree(ln, p, s, progress); err != nil {
-		return err
-	}
-	// The session lives with the line it starts from, so `make
-	// rebase-continue LINE=<that line>` finds it also when it starts a new
-	// line.
-	dir := ln.RebaseDir()
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if np == nil {
-		progress("%s: line %s %s → %s: pinning %s", kind, ln.Name, p.Version, to, to)
-		if np, err = modfetch.Compute(to, modfetch.GoCommand{}, progress); err != nil {
-			return err
-		}
-	}
-	if err := newSessionDir(dir, np); err != nil {
-		return err
-	}
-	t, err := rebase.AssembleTree(rebase.TreeDir(dir), np, modfetch.GoCommand{}, progress)
-	if err != nil {
-		os.RemoveAll(dir)
-		return err
-	}
-	if err := rebase.ShareObjects(t, cur); err != nil {
-		return err
-	}
-	sess, err := rebase.StartSession(&rebase.Session{Dir: dir, Kind: kind, FromLine: ln.Name, Line: target.Name, From: p.Version, To: to}, paths, progress)
-	if err != nil {
-		return err
-	}
-	return afterReplay(sess)
-}
-
-// sessionOf finds the rebase/bump (or port) session of line ln.
-func sessionOf(dir, verb string) (*rebase.Session, error) {
-	sess, err := rebase.Load(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no %s of line %s in progress (%s)", verb, ln.Name, dir)
-		}
-		return nil, err
-	}
-	return sess, nil
+	return rebase.Bump(ln, progress, os.Stderr)
 }
 
 func cmdContinue(args []string) error {
-	sess, err := sessionOf(ln.RebaseDir(), "rebase or bump")
-	if err != nil {
-		return err
-	}
-	if err := sess.Continue(progress); err != nil {
-		return err
-	}
-	return afterReplay(sess)
+	return rebase.ContinueRebase(ln, progress, os.Stderr)
 }
 
 func cmdAbortRebase(args []string) error {
-	if err := linetree.Unbusy(ln); err != nil {
-		return err
-	}
-	target := ln
-	if sess, err := rebase.Load(ln.RebaseDir()); err == nil && sess.Line != "" {
-		target = line.Line{Root: root, Name: sess.Line}
-	}
-	if err := rebase.Abort(ln.RebaseDir(), target); err != nil {
-		return fmt.Errorf("no rebase or bump of line %s in progress: %v", ln.Name, err)
-	}
-	progress("rebase: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
-	return nil
+	return rebase.AbortRebase(ln, progress)
 }
 
-// cmdPort carries patches of another line into line ln: ln's series is
-// replayed on its own release with the ported patches inserted where their
-// neighbours in the source line put them (or in place of ln's version of
-// the same patch), with 3-way merges against the source line's tree.
 func cmdPort(args []string) error {
 	fs := flag.NewFlagSet("port", flag.ContinueOnError)
 	from := fs.String("from", "", "the line the patches come from (vA.B)")
@@ -841,203 +718,15 @@ func cmdPort(args []string) error {
 	if *from == "" || fs.NArg() == 0 {
 		return errors.New("usage: carry port -from vA.B PATCH... (make port P=<patch> FROM=vA.B TO=vC.D)")
 	}
-	src, err := line.Get(root, *from)
-	if err != nil {
-		return fmt.Errorf("FROM: %w", err)
-	}
-	if src.Name == ln.Name {
-		return fmt.Errorf("FROM=%s and TO=%s are the same line", src.Name, ln.Name)
-	}
-	if err := inProgress(ln); err != nil {
-		return err
-	}
-	srcSeries, err := series.Read(src.SeriesFile())
-	if err != nil {
-		return err
-	}
-	var ported []string
-	for _, name := range fs.Args() {
-		name = filepath.Base(name)
-		if !strings.HasSuffix(name, ".patch") {
-			name += ".patch"
-		}
-		found := false
-		for _, e := range srcSeries.Entries {
-			if e.Name == name {
-				found = true
-			}
-		}
-		if !found {
-			var have []string
-			for _, e := range srcSeries.Entries {
-				have = append(have, e.Name)
-			}
-			return fmt.Errorf("line %s has no patch %s in %s; its patches are:\n  %s", src.Name, name, src.SeriesFile(), strings.Join(have, "\n  "))
-		}
-		if _, err := series.ReadPatch(filepath.Join(src.Dir(), name)); err != nil {
-			return err
-		}
-		ported = append(ported, name)
-	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	s, err := series.Read(ln.SeriesFile())
-	if err != nil {
-		return err
-	}
-	if _, err := linetree.ReadPatches(s); err != nil {
-		return err
-	}
-	names := portOrder(srcSeries, s, ported)
-	var paths, portedPaths []string
-	for _, n := range names {
-		path := filepath.Join(ln.Dir(), n)
-		for _, pn := range ported {
-			if pn == n {
-				path = filepath.Join(src.Dir(), n)
-				portedPaths = append(portedPaths, path)
-			}
-		}
-		paths = append(paths, path)
-	}
-	srcTree, err := tree.Open(src.TreeDir())
-	if err != nil {
-		return fmt.Errorf("the 3-way merge needs line %s's patched tree: run `make apply LINE=%s` first (%v)", src.Name, src.Name, err)
-	}
-	dir := ln.PortDir()
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := newSessionDir(dir, p); err != nil {
-		return err
-	}
-	var t *tree.Tree
-	if _, err := os.Stat(ln.TreeDir()); err == nil {
-		cur, err := linetree.CleanSeriesTree(ln, p, s, progress)
-		if err != nil {
-			os.RemoveAll(dir)
-			return err
-		}
-		progress("port: copying line %s's tree at upstream %s", ln.Name, p.Version)
-		t, err = rebase.CloneBase(cur, rebase.TreeDir(dir))
-		if err != nil {
-			os.RemoveAll(dir)
-			return err
-		}
-	} else {
-		t, err = rebase.AssembleTree(rebase.TreeDir(dir), p, modfetch.GoCommand{}, progress)
-		if err != nil {
-			os.RemoveAll(dir)
-			return err
-		}
-	}
-	if err := rebase.ShareObjects(t, srcTree); err != nil {
-		return err
-	}
-	progress("port: %s from line %s into line %s (%s)", strings.Join(ported, ", "), src.Name, ln.Name, p.Version)
-	sess, err := rebase.StartSession(&rebase.Session{Dir: dir, Kind: rebase.KindPort, FromLine: src.Name, Line: ln.Name, From: p.Version, To: p.Version, Ported: portedPaths}, paths, progress)
-	if err != nil {
-		return err
-	}
-	return afterReplay(sess)
-}
-
-// portOrder is the target series with the ported patches: one the target
-// has already is replaced in place; a new one goes after the nearest
-// patch before it in the source series that the target has (first when
-// there is none).
-func portOrder(src, dst *series.Series, ported []string) []string {
-	var out []string
-	for _, e := range dst.Entries {
-		out = append(out, e.Name)
-	}
-	index := func(name string) int {
-		for i, n := range out {
-			if n == name {
-				return i
-			}
-		}
-		return -1
-	}
-	for _, name := range ported {
-		if index(name) >= 0 {
-			continue
-		}
-		at := 0
-		for _, e := range src.Entries {
-			if e.Name == name {
-				break
-			}
-			if i := index(e.Name); i >= 0 {
-				at = i + 1
-			}
-		}
-		out = append(out[:at], append([]string{name}, out[at:]...)...)
-	}
-	return out
+	return rebase.Port(ln, *from, fs.Args(), progress, os.Stderr)
 }
 
 func cmdPortContinue(args []string) error {
-	sess, err := sessionOf(ln.PortDir(), "port")
-	if err != nil {
-		return err
-	}
-	if err := sess.Continue(progress); err != nil {
-		return err
-	}
-	return afterReplay(sess)
+	return rebase.ContinuePort(ln, progress, os.Stderr)
 }
 
 func cmdPortAbort(args []string) error {
-	if err := linetree.Unbusy(ln); err != nil {
-		return err
-	}
-	if err := rebase.Abort(ln.PortDir(), ln); err != nil {
-		return fmt.Errorf("no port into line %s in progress: %v", ln.Name, err)
-	}
-	progress("port: aborted; line %s (%s) and its patched tree are as they were", ln.Name, ln.Dir())
-	return nil
-}
-
-// afterReplay either explains the conflict the replay stopped at, or
-// finishes the session into its line.
-func afterReplay(sess *rebase.Session) error {
-	verb := sess.Verb()
-	target := line.Line{Root: root, Name: sess.Line}
-	if sess.Line == "" {
-		target = ln
-	}
-	if sess.Stopped {
-		t := rebase.TreeDir(sess.Dir)
-		return fmt.Errorf(`%s does not apply on %s (line %s): conflicts in
-  %s
-The tree is left mid-git-am in %s. Next:
-  cd %s
-  # resolve the conflicts, then
-  git add <files> && git am --continue     # or: git am --skip to drop the patch
-  cd - && make %s-continue LINE=%s         # or: make %s-abort LINE=%s
-Nothing in patches/ has changed yet.`,
-			sess.Conflict.Patch, sess.To, target.Name, strings.Join(sess.Conflict.Files, "\n  "), t, t, verb, ln.Name, verb, ln.Name)
-	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATCH\tON "+sess.To+"\tDETAIL")
-	for _, r := range sess.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Patch, r.Outcome, r.Detail)
-	}
-	tw.Flush()
-	fmt.Print(b.String())
-	if err := sess.Finish(target, progress); err != nil {
-		return fmt.Errorf("%w\nthe %s's tree and state are kept in %s, and what it staged for line %s in %s (nothing in the line changed): fix the cause and run `make %s-continue LINE=%s`, which stages again, or `make %s-abort LINE=%s`, which removes both", err, verb, sess.Dir, target.Name, target.StageDir(line.StageFinish), verb, ln.Name, verb, ln.Name)
-	}
-	progress("%s: done: line %s; review CHANGELOG.md, then `make test LINE=%s`", verb, target.Name, target.Name)
-	t, err := tree.Open(target.TreeDir())
-	if err != nil {
-		return err
-	}
-	return linetree.CheckMutants(target, t, os.Stderr)
+	return rebase.AbortPort(ln, progress)
 }
 
 // EtcdModule is the module etcd is built from; line.EtcdTool pins each etcd
@@ -1090,17 +779,4 @@ func mustUpstream() string {
 		return "?"
 	}
 	return p.Version
-}
-
-// newSessionDir makes the folder of a rebase, bump or port session with
-// the pin of the release it replays on.
-func newSessionDir(dir string, p *pin.Pin) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var b strings.Builder
-	if err := p.Write(&b); err != nil {
-		return err
-	}
-	return txn.WriteFile(rebase.PinFile(dir), []byte(b.String()))
 }
