@@ -8,7 +8,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/kballard/go-shellquote"
 	"golang.org/x/mod/modfile"
@@ -28,7 +26,7 @@ import (
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
 	"github.com/kube-carry/kube-carry/internal/rebase"
-	"github.com/kube-carry/kube-carry/internal/series"
+	"github.com/kube-carry/kube-carry/internal/status"
 	"github.com/kube-carry/kube-carry/internal/tree"
 	"github.com/kube-carry/kube-carry/internal/txn"
 )
@@ -185,20 +183,6 @@ func cmdPaths(args []string) error {
 	return nil
 }
 
-// LineInfo is one row of `carry lines`, also written as JSON.
-type LineInfo struct {
-	Line     string `json:"line"`
-	Pinned   string `json:"pinned"`
-	Newest   string `json:"newest_served"`
-	Behind   bool   `json:"behind"`
-	Revision int    `json:"revision"`
-	Version  string `json:"version"`
-	Patches  int    `json:"patches"`
-	EOL      string `json:"end_of_life,omitempty"`
-	// Unusable are newer releases the proxy lists but cannot serve whole.
-	Unusable []string `json:"unusable,omitempty"`
-}
-
 func cmdLines(args []string) error {
 	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
 	offline := fs.Bool("offline", false, "do not ask the module proxy for newer releases")
@@ -206,11 +190,11 @@ func cmdLines(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	lines, err := line.List(root)
-	if err != nil {
-		return err
-	}
 	if *supported {
+		lines, err := line.List(root)
+		if err != nil {
+			return err
+		}
 		sl, err := line.Supported(lines)
 		if err != nil {
 			return err
@@ -218,82 +202,14 @@ func cmdLines(args []string) error {
 		fmt.Println(strings.Join(line.Names(sl), " "))
 		return nil
 	}
-	var infos []LineInfo
-	for _, l := range lines {
-		v, p, err := l.Version()
-		if err != nil {
-			return err
-		}
-		n, _ := l.Revision()
-		s, err := series.Read(l.SeriesFile())
-		if err != nil {
-			return err
-		}
-		eol, err := l.EOL()
-		if err != nil {
-			return err
-		}
-		info := LineInfo{Line: l.Name, Pinned: p.Version, Newest: "?", Revision: n, Version: v, Patches: len(s.Entries), EOL: eol}
-		if !*offline {
-			newest, unusable, err := newestServed(l.Name, p.Version)
-			if err != nil {
-				return fmt.Errorf("line %s: %w", l.Name, err)
-			}
-			info.Newest, info.Unusable = newest, unusable
-			info.Behind = newest != p.Version
-		}
-		infos = append(infos, info)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LINE\tPINNED\tNEWEST SERVED\tREVISION\tPATCHES\tEND OF LIFE")
-	for _, i := range infos {
-		newest := i.Newest
-		if i.Behind {
-			newest += " (behind: make bump LINE=" + i.Line + ")"
-		}
-		eol := "-"
-		if i.EOL != "" {
-			eol = i.EOL
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d (%s)\t%d\t%s\n", i.Line, i.Pinned, newest, i.Revision, i.Version, i.Patches, eol)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, i := range infos {
-		for _, u := range i.Unusable {
-			fmt.Printf("  %s: %s\n", i.Line, u)
-		}
-	}
-	data, err := json.MarshalIndent(infos, "", "  ")
+	infos, err := status.Lines(root, *offline)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(line.LinesFile(root)), 0o755); err != nil {
+	if err := status.WriteTable(os.Stdout, infos); err != nil {
 		return err
 	}
-	return txn.WriteFile(line.LinesFile(root), append(data, '\n'))
-}
-
-// newestServed is the newest release of minor that the proxy serves and
-// the checksum database knows (k8s.io/kubernetes itself; bump checks the
-// staging modules), and why newer listed releases are not usable.
-func newestServed(minor, pinned string) (string, []string, error) {
-	g := modfetch.GoCommand{}
-	rels, err := modfetch.Releases(minor, pinned, g)
-	if err != nil {
-		return "", nil, err
-	}
-	var unusable []string
-	// Releases of a minor without a pin ("") are tried down to the first.
-	for i := len(rels) - 1; i >= 0 && rels[i] != pinned; i-- {
-		if _, err := g.Download(pin.MainModule, rels[i]); err != nil {
-			unusable = append(unusable, fmt.Sprintf("%s is listed but not usable: %v", rels[i], err))
-			continue
-		}
-		return rels[i], unusable, nil
-	}
-	return pinned, unusable, nil
+	return status.WriteJSON(root, infos)
 }
 
 func cmdPin(args []string) error {
@@ -489,14 +405,9 @@ func cmdGomod(args []string) error {
 	return nil
 }
 
-// cmdMatrix replays the line's series on each release in its own tree under
-// MatrixDir (assembled once, reused after). The pinned release goes first,
-// with the series applied: the other trees borrow its objects, so a 3-way
-// merge finds the blobs the patches were made against. A release that
-// cannot be assembled fails its column; the others still run.
 func cmdMatrix(args []string) error {
 	if len(args) == 1 && args[0] == "-newest" {
-		versions, err := newestReleases()
+		versions, err := status.NewestReleases(root)
 		if err != nil {
 			return err
 		}
@@ -506,185 +417,7 @@ func cmdMatrix(args []string) error {
 	if len(args) == 0 {
 		return errors.New("usage: carry matrix VERSION... (e.g. v1.37.2 v1.38.0) | carry matrix -newest")
 	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	s, err := series.Read(ln.SeriesFile())
-	if err != nil {
-		return err
-	}
-	n, err := ln.Revision()
-	if err != nil {
-		return err
-	}
-	paths, err := linetree.ReadPatches(s)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, e := range s.Entries {
-		names = append(names, e.Name)
-	}
-	seen := map[string]bool{}
-	for _, v := range args {
-		if seen[v] {
-			return fmt.Errorf("version %s given twice", v)
-		}
-		seen[v] = true
-	}
-	order := append([]string{p.Version}, args...)
-	if seen[p.Version] {
-		order = args
-		for i, v := range args {
-			if v == p.Version {
-				order = append(append([]string{v}, args[:i:i]...), args[i+1:]...)
-			}
-		}
-	}
-
-	cols := map[string]rebase.Column{}
-	var base *tree.Tree
-	for _, v := range order {
-		progress("matrix: line %s on %s", ln.Name, v)
-		col := rebase.Column{Version: v}
-		col.Results, col.Err = matrixColumn(v, p.Version, base, paths)
-		if col.Err != nil {
-			progress("matrix: %s: %v", v, col.Err)
-		}
-		if v == p.Version && col.Err == nil {
-			base, _ = tree.Open(line.MatrixTree(root, v))
-		}
-		cols[v] = col
-	}
-
-	var shown []rebase.Column
-	failed := 0
-	for _, v := range args {
-		shown = append(shown, cols[v])
-		if cols[v].Err != nil {
-			failed++
-		}
-	}
-	if err := rebase.WriteTable(os.Stdout, names, shown); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(line.MatrixMarkdown(root)), 0o755); err != nil {
-		return err
-	}
-	var md strings.Builder
-	what := fmt.Sprintf("the series of line %s, `%s` (revision %d, pinned on upstream %s)", ln.Name, ln.SeriesFile(), n, p.Version)
-	if err := rebase.WriteMarkdown(&md, what, names, shown); err != nil {
-		return err
-	}
-	if err := txn.WriteFile(line.MatrixMarkdown(root), []byte(md.String())); err != nil {
-		return err
-	}
-	if err := writeMatrixJSON(names, shown); err != nil {
-		return err
-	}
-	progress("matrix: wrote %s and %s", line.MatrixMarkdown(root), line.MatrixJSON(root))
-	if failed > 0 {
-		return fmt.Errorf("%d of %d releases could not be checked (see the notes above)", failed, len(args))
-	}
-	if bc := cols[p.Version]; bc.Err != nil {
-		return fmt.Errorf("the pinned release %s could not be replayed, so no 3-way merges were possible: %v", p.Version, bc.Err)
-	}
-	return nil
-}
-
-func writeMatrixJSON(names []string, cols []rebase.Column) error {
-	type cell struct {
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail,omitempty"`
-	}
-	out := struct {
-		Line     string                     `json:"line"`
-		Releases []string                   `json:"releases"`
-		Patches  []string                   `json:"patches"`
-		Errors   map[string]string          `json:"errors,omitempty"`
-		Cells    map[string]map[string]cell `json:"cells"`
-	}{Line: ln.Name, Patches: names, Cells: map[string]map[string]cell{}}
-	for _, c := range cols {
-		out.Releases = append(out.Releases, c.Version)
-		if c.Err != nil {
-			if out.Errors == nil {
-				out.Errors = map[string]string{}
-			}
-			out.Errors[c.Version] = c.Err.Error()
-			continue
-		}
-		for _, r := range c.Results {
-			if out.Cells[r.Patch] == nil {
-				out.Cells[r.Patch] = map[string]cell{}
-			}
-			o := string(r.Outcome)
-			if len(r.After) > 0 {
-				o += "*"
-			}
-			out.Cells[r.Patch][c.Version] = cell{Outcome: o, Detail: r.Detail}
-		}
-	}
-	data, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	return txn.WriteFile(line.MatrixJSON(root), append(data, '\n'))
-}
-
-// newestReleases are the releases a watch of upstream checks: the newest
-// patch release the proxy serves of every supported line's minor, and of
-// the minors after the newest line that the proxy has already.
-func newestReleases() ([]string, error) {
-	lines, err := line.List(root)
-	if err != nil {
-		return nil, err
-	}
-	supported, err := line.Supported(lines)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, l := range supported {
-		p, err := l.Pin()
-		if err != nil {
-			return nil, err
-		}
-		newest, _, err := newestServed(l.Name, p.Version)
-		if err != nil {
-			return nil, fmt.Errorf("line %s: %w", l.Name, err)
-		}
-		out = append(out, newest)
-	}
-	next := supported[len(supported)-1].Name
-	for {
-		var major, minor int
-		if _, err := fmt.Sscanf(next, "v%d.%d", &major, &minor); err != nil {
-			return nil, err
-		}
-		next = fmt.Sprintf("v%d.%d", major, minor+1)
-		newest, _, err := newestServed(next, "")
-		if err != nil {
-			return nil, err
-		}
-		if newest == "" {
-			return out, nil
-		}
-		out = append(out, newest)
-	}
-}
-
-func matrixColumn(version, pinned string, base *tree.Tree, patches []string) ([]rebase.Result, error) {
-	t, err := rebase.VersionTree(line.MatrixTree(root, version), version, modfetch.GoCommand{}, progress)
-	if err != nil {
-		return nil, err
-	}
-	if version != pinned && base != nil {
-		if err := rebase.ShareObjects(t, base); err != nil {
-			return nil, err
-		}
-	}
-	return rebase.Classify(t, patches, progress)
+	return rebase.Matrix(ln, args, os.Stdout, progress)
 }
 
 func cmdRebase(args []string) error {
