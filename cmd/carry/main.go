@@ -13,13 +13,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/kballard/go-shellquote"
-	"golang.org/x/mod/modfile"
-
+	"github.com/kube-carry/kube-carry/internal/etcd"
 	"github.com/kube-carry/kube-carry/internal/gomod"
 	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/linetree"
@@ -28,7 +25,6 @@ import (
 	"github.com/kube-carry/kube-carry/internal/rebase"
 	"github.com/kube-carry/kube-carry/internal/status"
 	"github.com/kube-carry/kube-carry/internal/tree"
-	"github.com/kube-carry/kube-carry/internal/txn"
 )
 
 // root is the repository root: the scripts run carry there.
@@ -228,36 +224,13 @@ func cmdPin(args []string) error {
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	if err := p.Write(&b); err != nil {
+	started, err := l.WritePin(p)
+	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(l.Dir()); err == nil {
-		if err := txn.WriteFile(l.PinFile(), []byte(b.String())); err != nil {
-			return err
-		}
+	if !started {
 		progress("pin: wrote %s for %s (%d modules)", l.PinFile(), p.Version, len(p.Modules))
 		return nil
-	}
-	// A new line: its folder appears whole (one rename).
-	stage := l.StageDir(line.StageNew)
-	if err := os.RemoveAll(stage); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(stage, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(stage, line.PinName), []byte(b.String()), 0o644); err != nil {
-		return err
-	}
-	if err := tree.WriteSeries(filepath.Join(stage, line.SeriesName), nil); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(stage, line.RevisionName), []byte("1\n"), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(stage, l.Dir()); err != nil {
-		return err
 	}
 	progress("pin: started line %s in %s on %s (%d modules), with an empty series: carry patches in with `make port P=... FROM=vA.B TO=%s`", l.Name, l.Dir(), p.Version, len(p.Modules), l.Name)
 	return nil
@@ -364,45 +337,13 @@ func cmdLdflags(args []string) error {
 // for a go.mod; with a directory it writes the go.work there that uses the
 // module in it and the tree's modules, and prints how to build.
 func cmdGomod(args []string) error {
-	if len(args) > 1 {
-		return errors.New("usage: carry gomod [DIR] (DIR: the directory of your module, with its go.mod)")
+	switch len(args) {
+	case 0:
+		return gomod.WriteLineReplaces(os.Stdout, ln)
+	case 1:
+		return gomod.WriteLineWork(ln, args[0], progress)
 	}
-	t, err := gomod.ReadTree(ln.TreeDir())
-	if errors.Is(err, gomod.ErrNoTree) {
-		return fmt.Errorf("line %s has no patched tree (%s): run `make LINE=%s` first", ln.Name, ln.TreeDir(), ln.Name)
-	}
-	if err != nil {
-		return fmt.Errorf("line %s: %w", ln.Name, err)
-	}
-	v, _, err := ln.Version()
-	if err != nil {
-		return err
-	}
-	if len(args) == 0 {
-		fmt.Printf("// kube-carry line %s (%s): k8s.io/kubernetes and its %d staging modules from the patched tree %s.\n", ln.Name, v, len(t.Staging()), t.Dir)
-		fmt.Printf("// Put this in your go.mod instead of any replace of these modules, then run `go mod tidy`.\n")
-		os.Stdout.Write(t.Replaces())
-		return nil
-	}
-	dir := args[0]
-	u, err := gomod.ReadUserModule(dir, t)
-	if err != nil {
-		return err
-	}
-	path, err := t.WriteWork(u, []string{
-		fmt.Sprintf("Line %s (%s), patched tree %s.", ln.Name, v, t.Dir),
-		fmt.Sprintf("Rewrite it (another line, a moved tree) with: make gomod LINE=<line> GOMOD_DIR=%s", dir),
-	})
-	if err != nil {
-		return err
-	}
-	progress("gomod: wrote %s: module %s with line %s's patched tree (%s): k8s.io/kubernetes and %d staging modules", path, u.Path, ln.Name, t.Dir, len(t.Staging()))
-	flags, err := linetree.Ldflags(ln)
-	if err != nil {
-		return err
-	}
-	progress("gomod: build it with the flags and version stamp of `make` (%s):\n  cd %s && CGO_ENABLED=0 go build -trimpath -ldflags \"%s\" .", v, shellquote.Join(dir), flags)
-	return nil
+	return errors.New("usage: carry gomod [DIR] (DIR: the directory of your module, with its go.mod)")
 }
 
 func cmdMatrix(args []string) error {
@@ -462,54 +403,13 @@ func cmdPortAbort(args []string) error {
 	return rebase.AbortPort(ln, progress)
 }
 
-// EtcdModule is the module etcd is built from; line.EtcdTool pins each etcd
-// version a line's upstream tests with.
-const EtcdModule = "go.etcd.io/etcd/server/v3"
-
-var etcdVersionRE = regexp.MustCompile(`(?m)^ETCD_VERSION=\$\{ETCD_VERSION:-([0-9]+\.[0-9]+\.[0-9]+)\}`)
-
 // cmdEtcdVersion prints the etcd version the line's upstream tests with,
 // and the tools folder that builds it.
 func cmdEtcdVersion(args []string) error {
-	script := ln.EtcdScript()
-	data, err := os.ReadFile(script)
+	version, dir, err := etcd.Version(ln)
 	if err != nil {
 		return err
 	}
-	m := etcdVersionRE.FindSubmatch(data)
-	if m == nil {
-		return fmt.Errorf("%s: no ETCD_VERSION=${ETCD_VERSION:-X.Y.Z} line", script)
-	}
-	want := "v" + string(m[1])
-	dir := line.EtcdTool(root, want)
-	gomod := filepath.Join(dir, "go.mod")
-	gm, err := os.ReadFile(gomod)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("upstream %s (line %s) wants etcd %s (%s), but there is no %s; add it: mkdir -p %s && cd %s && go mod init github.com/kube-carry/kube-carry/%s && go get -tool %s@%s", mustUpstream(), ln.Name, want, script, gomod, dir, dir, dir, EtcdModule, want)
-	}
-	if err != nil {
-		return err
-	}
-	f, err := modfile.Parse(gomod, gm, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range f.Require {
-		if r.Mod.Path == EtcdModule {
-			if r.Mod.Version != want {
-				return fmt.Errorf("%s:%d: requires %s %s but upstream %s (line %s) wants etcd %s (%s); run `cd %s && go get -tool %s@%s`", gomod, r.Syntax.Start.Line, EtcdModule, r.Mod.Version, mustUpstream(), ln.Name, want, script, dir, EtcdModule, want)
-			}
-			fmt.Printf("%s %s\n", want, dir)
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: does not require %s", gomod, EtcdModule)
-}
-
-func mustUpstream() string {
-	p, err := ln.Pin()
-	if err != nil {
-		return "?"
-	}
-	return p.Version
+	fmt.Printf("%s %s\n", version, dir)
+	return nil
 }

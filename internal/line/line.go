@@ -342,3 +342,32 @@ func ResumeAll(root string, progress func(format string, args ...any)) error {
 	}
 	return nil
 }
+
+// WritePin writes p as the line's pin. A line without a folder is started:
+// its folder, with the pin, an empty series and revision 1, appears whole
+// (staged as StageNew, then one rename). started says which was done.
+func (l Line) WritePin(p *pin.Pin) (started bool, err error) {
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(l.Dir()); err == nil {
+		return false, txn.WriteFile(l.PinFile(), []byte(b.String()))
+	}
+	stage := l.StageDir(StageNew)
+	if err := os.RemoveAll(stage); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return false, err
+	}
+	for name, data := range map[string]string{PinName: b.String(), SeriesName: "", RevisionName: "1\n"} {
+		if err := os.WriteFile(filepath.Join(stage, name), []byte(data), 0o644); err != nil {
+			return false, err
+		}
+	}
+	if err := os.Rename(stage, l.Dir()); err != nil {
+		return false, err
+	}
+	return true, nil
+}

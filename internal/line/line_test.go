@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-carry/kube-carry/internal/fixture"
 	"github.com/kube-carry/kube-carry/internal/line"
+	"github.com/kube-carry/kube-carry/internal/pin"
 )
 
 // pinOf is a pin file of release version (only the main module).
@@ -277,4 +278,48 @@ func TestEOLAndSupported(t *testing.T) {
 	supported, err := line.Supported(lines)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.1", "v1.4"}, line.Names(supported))
+}
+
+func TestWritePin(t *testing.T) {
+	root := repo(t, map[string]string{
+		"patches/v1.0/UPSTREAM": pinOf("v1.0.0"),
+		"patches/v1.0/series":   "# header\na.patch\n",
+		"patches/v1.0/REVISION": "3\n",
+		// A stage a killed `carry pin` left is replaced.
+		"patches/.v1.1.new/junk": "x",
+	})
+	for _, tc := range []struct {
+		name, line, version string
+		wantStarted         bool
+		want                map[string]string // the line's files; <pin> is the pin as Pin.Write writes it
+	}{
+		{
+			name: "a line that exists gets its pin rewritten, nothing else", line: "v1.0", version: "v1.0.3",
+			want: map[string]string{"UPSTREAM": "<pin>", "series": "# header\na.patch\n", "REVISION": "3\n"},
+		},
+		{
+			name: "a new line starts with the pin, an empty series and revision 1", line: "v1.1", version: "v1.1.0", wantStarted: true,
+			want: map[string]string{"UPSTREAM": "<pin>", "series": "", "REVISION": "1\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := pin.Parse("test", []byte(pinOf(tc.version)))
+			require.NoError(t, err)
+			var written strings.Builder
+			require.NoError(t, p.Write(&written))
+			l := line.Line{Root: root, Name: tc.line}
+			started, err := l.WritePin(p)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantStarted, started)
+			entries, err := os.ReadDir(l.Dir())
+			require.NoError(t, err)
+			assert.Len(t, entries, len(tc.want))
+			for name, want := range tc.want {
+				data, err := os.ReadFile(filepath.Join(l.Dir(), name))
+				require.NoError(t, err)
+				assert.Equal(t, strings.Replace(want, "<pin>", written.String(), 1), string(data), name)
+			}
+			assert.NoDirExists(t, l.StageDir(line.StageNew))
+		})
+	}
 }
