@@ -1,30 +1,25 @@
-// Command carry is kube-carry's small Go tool: everything the scripts need
-// that parses (pins, series, patches) or keeps state (the patched trees,
-// sessions) lives here, one subcommand per step. The scripts in scripts/
-// wire the steps; run `carry help` for the list.
+// Command carry is kube-carry's small Go tool: one subcommand per step the
+// scripts need that parses (pins, series, patches) or keeps state (the
+// patched trees, sessions). The scripts in scripts/ wire the steps; run
+// `carry help` for the list.
+//
+// carry only parses flags and arguments, calls the package that owns the
+// step and prints. The steps live in internal/line (the paths and files of
+// a line), internal/linetree (the patched tree), internal/rebase (rebase,
+// bump, port, matrix), internal/status (lines), internal/gomod,
+// internal/etcd, internal/release and internal/cluster.
 //
 // Every command works on one release line: --line vA.B, or the LINE
 // environment variable, or the newest line (internal/line owns its paths).
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/kube-carry/kube-carry/internal/etcd"
-	"github.com/kube-carry/kube-carry/internal/gomod"
 	"github.com/kube-carry/kube-carry/internal/line"
-	"github.com/kube-carry/kube-carry/internal/linetree"
-	"github.com/kube-carry/kube-carry/internal/modfetch"
-	"github.com/kube-carry/kube-carry/internal/pin"
-	"github.com/kube-carry/kube-carry/internal/rebase"
-	"github.com/kube-carry/kube-carry/internal/status"
-	"github.com/kube-carry/kube-carry/internal/tree"
 )
 
 // root is the repository root: the scripts run carry there.
@@ -150,266 +145,4 @@ func usage() {
 
 func progress(format string, args ...any) {
 	fmt.Printf(format+"\n", args...)
-}
-
-func cmdResume(args []string) error {
-	progress("%s: nothing to finish", ln.Name)
-	return nil
-}
-
-func cmdPaths(args []string) error {
-	for _, kv := range [][2]string{
-		{"LINE", ln.Name},
-		{"LINE_DIR", ln.Dir()},
-		{"OUT", ln.OutDir()},
-		{"TREE", ln.TreeDir()},
-		{"BIN", ln.BinDir()},
-		{"TEST_BIN", ln.TestBinDir()},
-		{"UPSTREAM_BIN", ln.UpstreamBinDir()},
-		{"CLUSTER_DIR", ln.ClusterDir()},
-	} {
-		abs, err := filepath.Abs(kv[1])
-		if kv[0] == "LINE" {
-			abs = kv[1]
-		} else if err != nil {
-			return err
-		}
-		fmt.Printf("%s=%q\n", kv[0], abs)
-	}
-	return nil
-}
-
-func cmdLines(args []string) error {
-	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
-	offline := fs.Bool("offline", false, "do not ask the module proxy for newer releases")
-	supported := fs.Bool("supported", false, "print only the names of the supported lines, oldest first, on one line")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *supported {
-		lines, err := line.List(root)
-		if err != nil {
-			return err
-		}
-		sl, err := line.Supported(lines)
-		if err != nil {
-			return err
-		}
-		fmt.Println(strings.Join(line.Names(sl), " "))
-		return nil
-	}
-	infos, err := status.Lines(root, *offline)
-	if err != nil {
-		return err
-	}
-	if err := status.WriteTable(os.Stdout, infos); err != nil {
-		return err
-	}
-	return status.WriteJSON(root, infos)
-}
-
-func cmdPin(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: carry pin VERSION (e.g. v1.37.2)")
-	}
-	version := args[0]
-	if _, err := pin.StagingVersion(version); err != nil {
-		return err
-	}
-	l := line.Line{Root: root, Name: line.Minor(version)}
-	if want := pinLine; want != "" && want != l.Name {
-		return fmt.Errorf("VERSION=%s is a release of line %s, not LINE=%s", version, l.Name, want)
-	}
-	p, err := modfetch.Compute(version, modfetch.GoCommand{}, progress)
-	if err != nil {
-		return err
-	}
-	started, err := l.WritePin(p)
-	if err != nil {
-		return err
-	}
-	if !started {
-		progress("pin: wrote %s for %s (%d modules)", l.PinFile(), p.Version, len(p.Modules))
-		return nil
-	}
-	progress("pin: started line %s in %s on %s (%d modules), with an empty series: carry patches in with `make port P=... FROM=vA.B TO=%s`", l.Name, l.Dir(), p.Version, len(p.Modules), l.Name)
-	return nil
-}
-
-func cmdAssemble(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: carry assemble DIR")
-	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	return modfetch.Assemble(p, ln.PinFile(), args[0], modfetch.GoCommand{}, progress)
-}
-
-func cmdVerifyTree(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: carry verify-tree DIR")
-	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	return modfetch.Verify(p, ln.PinFile(), args[0], progress)
-}
-
-func cmdInitTree(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: carry init-tree DIR")
-	}
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	progress("fetch: %s: committing %s as %q", ln.Name, args[0], tree.UpstreamSubject(p.Version))
-	_, err = tree.Init(args[0], p.Version, p.Date)
-	return err
-}
-
-func cmdUpstream(args []string) error {
-	p, err := ln.Pin()
-	if err != nil {
-		return err
-	}
-	fmt.Println(p.Version)
-	return nil
-}
-
-func cmdTreeStatus(args []string) error {
-	st, err := linetree.Status(ln)
-	if err != nil {
-		return err
-	}
-	fmt.Println(st)
-	return nil
-}
-
-func cmdApply(args []string) error {
-	return linetree.Apply(ln, progress)
-}
-
-func cmdExport(args []string) error {
-	return linetree.Export(ln, progress, os.Stderr)
-}
-
-func cmdCheckTree(args []string) error {
-	return linetree.Check(ln)
-}
-
-func cmdRemovable(args []string) error {
-	return linetree.Removable(ln)
-}
-
-func cmdVersion(args []string) error {
-	v, _, err := ln.Version()
-	if err != nil {
-		return err
-	}
-	fmt.Println(v)
-	return nil
-}
-
-func cmdLdflags(args []string) error {
-	fs := flag.NewFlagSet("ldflags", flag.ContinueOnError)
-	upstream := fs.Bool("upstream", false, "stamp plain upstream vX.Y.Z and the tree's first commit")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	build := linetree.Ldflags
-	if *upstream {
-		build = linetree.UpstreamLdflags
-	}
-	flags, err := build(ln)
-	if err != nil {
-		return err
-	}
-	fmt.Println(flags)
-	return nil
-}
-
-// cmdGomod points a user's module at the line's patched tree (README,
-// "Out-of-tree plugins"): without an argument it prints the replace block
-// for a go.mod; with a directory it writes the go.work there that uses the
-// module in it and the tree's modules, and prints how to build.
-func cmdGomod(args []string) error {
-	switch len(args) {
-	case 0:
-		return gomod.WriteLineReplaces(os.Stdout, ln)
-	case 1:
-		return gomod.WriteLineWork(ln, args[0], progress)
-	}
-	return errors.New("usage: carry gomod [DIR] (DIR: the directory of your module, with its go.mod)")
-}
-
-func cmdMatrix(args []string) error {
-	if len(args) == 1 && args[0] == "-newest" {
-		versions, err := status.NewestReleases(root)
-		if err != nil {
-			return err
-		}
-		progress("matrix: the newest releases the module proxy serves: %s", strings.Join(versions, " "))
-		args = versions
-	}
-	if len(args) == 0 {
-		return errors.New("usage: carry matrix VERSION... (e.g. v1.37.2 v1.38.0) | carry matrix -newest")
-	}
-	return rebase.Matrix(ln, args, os.Stdout, progress)
-}
-
-func cmdRebase(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: carry rebase vA.B.C")
-	}
-	return rebase.Rebase(ln, args[0], progress, os.Stderr)
-}
-
-func cmdBump(args []string) error {
-	if len(args) != 0 {
-		return errors.New("usage: carry bump")
-	}
-	return rebase.Bump(ln, progress, os.Stderr)
-}
-
-func cmdContinue(args []string) error {
-	return rebase.ContinueRebase(ln, progress, os.Stderr)
-}
-
-func cmdAbortRebase(args []string) error {
-	return rebase.AbortRebase(ln, progress)
-}
-
-func cmdPort(args []string) error {
-	fs := flag.NewFlagSet("port", flag.ContinueOnError)
-	from := fs.String("from", "", "the line the patches come from (vA.B)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *from == "" || fs.NArg() == 0 {
-		return errors.New("usage: carry port -from vA.B PATCH... (make port P=<patch> FROM=vA.B TO=vC.D)")
-	}
-	return rebase.Port(ln, *from, fs.Args(), progress, os.Stderr)
-}
-
-func cmdPortContinue(args []string) error {
-	return rebase.ContinuePort(ln, progress, os.Stderr)
-}
-
-func cmdPortAbort(args []string) error {
-	return rebase.AbortPort(ln, progress)
-}
-
-// cmdEtcdVersion prints the etcd version the line's upstream tests with,
-// and the tools folder that builds it.
-func cmdEtcdVersion(args []string) error {
-	version, dir, err := etcd.Version(ln)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s %s\n", version, dir)
-	return nil
 }
