@@ -74,7 +74,7 @@ func ForLine(l line.Line, opts Options) (cfg Config, flavour string, err error) 
 	if err := Preflight(cfg); err != nil {
 		return cfg, "", err
 	}
-	imgDir := filepath.Join(l.OutDir(), "images")
+	imgDir := l.ImagesDir()
 	if err := os.MkdirAll(imgDir, 0o755); err != nil {
 		return cfg, "", err
 	}

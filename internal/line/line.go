@@ -17,6 +17,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/txn"
 )
 
 // PatchesDir holds one folder per line, relative to the repository root.
@@ -33,13 +34,74 @@ const (
 )
 
 // Shared paths, relative to the repository root: the release trees of the
-// matrix are per release, not per line.
+// matrix are per release, not per line; LinesJSONFile is the table of
+// `carry lines`; EtcdToolsDir holds one module per etcd version the lines'
+// upstreams test with.
 const (
-	OutputDir  = "_output"
-	MatrixDir  = "_output/matrix"
-	MatrixFile = "_output/matrix.md"
-	Changelog  = "CHANGELOG.md"
+	OutputDir      = "_output"
+	MatrixDir      = "_output/matrix"
+	MatrixFile     = "_output/matrix.md"
+	MatrixJSONFile = "_output/matrix.json"
+	LinesJSONFile  = "_output/lines.json"
+	Changelog      = "CHANGELOG.md"
+	EtcdToolsDir   = "tools/etcd"
 )
+
+// Kinds of the staging and backup paths a command puts beside what it
+// replaces (Aside), e.g. patches/.<line>.new.
+const (
+	// StageNew is the folder `carry pin` starts a line in.
+	StageNew = "new"
+	// StageExport is the line's folder `carry export` writes, and
+	// StageExportOld the folder it replaces.
+	StageExport    = "export"
+	StageExportOld = "export-old"
+	// StageFinish is what the finish of a rebase, bump or port writes
+	// (the line's folder, CHANGELOG.md), and StageOld what it replaces
+	// (also the patched tree and the session's folder).
+	StageFinish = "stage"
+	StageOld    = "old"
+	// SessionEnded is the empty folder a finish puts in place of the
+	// session's, so a finished session cannot be finished twice.
+	SessionEnded = "ended"
+	// journalKind names the journal of a line's commands.
+	journalKind = "journal"
+)
+
+// Aside is the staging or backup path of the given kind beside path:
+// <dir>/.<base>.<kind>. Dot-names are never lines (List skips them).
+func Aside(path, kind string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+kind)
+}
+
+// LinesFile is where `carry lines` writes its table as JSON.
+func LinesFile(root string) string { return filepath.Join(root, LinesJSONFile) }
+
+// MatrixMarkdown is the matrix of `carry matrix` as Markdown, and
+// MatrixJSON the same as JSON (line, releases, and per patch and release
+// the outcome, for tests to read).
+func MatrixMarkdown(root string) string { return filepath.Join(root, MatrixFile) }
+func MatrixJSON(root string) string     { return filepath.Join(root, MatrixJSONFile) }
+
+// MatrixTree is the tree of upstream release that `carry matrix` replays
+// the series on.
+func MatrixTree(root, release string) string {
+	return filepath.Join(root, MatrixDir, release, "kubernetes")
+}
+
+// ChangelogFile is the repository's CHANGELOG.md.
+func ChangelogFile(root string) string { return filepath.Join(root, Changelog) }
+
+// EtcdTool is the module folder that builds etcd version (vX.Y.Z or X.Y.Z):
+// tools/etcd/X.Y.Z.
+func EtcdTool(root, version string) string {
+	return filepath.Join(root, EtcdToolsDir, strings.TrimPrefix(version, "v"))
+}
+
+// JournalGlob matches the journal of every line (JournalFile).
+func JournalGlob(root string) string {
+	return filepath.Join(root, PatchesDir, ".*."+journalKind)
+}
 
 // Line is one release line: the fork on one upstream minor.
 type Line struct {
@@ -73,6 +135,15 @@ func (l Line) DroppedFile() string  { return l.path(PatchesDir, l.Name, DroppedN
 func (l Line) EOLFile() string      { return l.path(PatchesDir, l.Name, EOLName) }
 func (l Line) MutantsDir() string   { return l.path(PatchesDir, l.Name, MutantsName) }
 
+// JournalFile is where the commands of the line journal the commit of
+// their result (internal/txn): patches/.<line>.journal, in the repository,
+// so `make clean` cannot lose it.
+func (l Line) JournalFile() string { return Aside(l.Dir(), journalKind) }
+
+// StageDir is the staging or backup folder of the given kind (StageNew,
+// StageExport, ...) beside the line's folder: patches/.<line>.<kind>.
+func (l Line) StageDir(kind string) string { return Aside(l.Dir(), kind) }
+
 // OutDir is _output/<line>: everything made for the line.
 func (l Line) OutDir() string { return l.path(OutputDir, l.Name) }
 
@@ -87,6 +158,13 @@ func (l Line) WorkDir() string    { return l.path(OutputDir, l.Name, "work") }
 func (l Line) LogDir() string     { return l.path(OutputDir, l.Name, "logs") }
 func (l Line) RebaseDir() string  { return l.path(OutputDir, l.Name, "rebase") }
 func (l Line) PortDir() string    { return l.path(OutputDir, l.Name, "port") }
+
+// EtcdScript is the script of the line's upstream that names the etcd
+// version its tests run against.
+func (l Line) EtcdScript() string { return filepath.Join(l.TreeDir(), "hack", "lib", "etcd.sh") }
+
+// ImagesDir holds the container images `make cluster` builds for the line.
+func (l Line) ImagesDir() string { return l.path(OutputDir, l.Name, "images") }
 
 // UpstreamBinDir holds kube-scheduler and kubelet built from the tree's
 // first commit (plain upstream vX.Y.Z), for scenarios that compare the fork
@@ -234,4 +312,62 @@ func Supported(lines []Line) ([]Line, error) {
 		}
 	}
 	return out, nil
+}
+
+// ResumeAll finishes every command that was killed while putting its
+// result in place (a journal under patches/), and removes the temporary
+// files of atomic writes a kill interrupted, before anything else runs.
+func ResumeAll(root string, progress func(format string, args ...any)) error {
+	journals, err := filepath.Glob(JournalGlob(root))
+	if err != nil {
+		return err
+	}
+	temps, err := filepath.Glob(filepath.Join(root, ".*"+txn.TempSuffix))
+	if err != nil {
+		return err
+	}
+	for _, f := range temps {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	if err := txn.RemoveTemps(filepath.Join(root, PatchesDir)); err != nil {
+		return err
+	}
+	for _, j := range journals {
+		progress("carry: finishing a command that was interrupted while putting its result in place (%s)", j)
+		if err := txn.Resume(j); err != nil {
+			return fmt.Errorf("finishing the interrupted command of %s: %w", j, err)
+		}
+	}
+	return nil
+}
+
+// WritePin writes p as the line's pin. A line without a folder is started:
+// its folder, with the pin, an empty series and revision 1, appears whole
+// (staged as StageNew, then one rename). started says which was done.
+func (l Line) WritePin(p *pin.Pin) (started bool, err error) {
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(l.Dir()); err == nil {
+		return false, txn.WriteFile(l.PinFile(), []byte(b.String()))
+	}
+	stage := l.StageDir(StageNew)
+	if err := os.RemoveAll(stage); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return false, err
+	}
+	for name, data := range map[string]string{PinName: b.String(), SeriesName: "", RevisionName: "1\n"} {
+		if err := os.WriteFile(filepath.Join(stage, name), []byte(data), 0o644); err != nil {
+			return false, err
+		}
+	}
+	if err := os.Rename(stage, l.Dir()); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-carry/kube-carry/internal/fixture"
 	"github.com/kube-carry/kube-carry/internal/line"
+	"github.com/kube-carry/kube-carry/internal/pin"
 )
 
 // pinOf is a pin file of release version (only the main module).
@@ -147,24 +148,51 @@ func TestGet(t *testing.T) {
 
 func TestPaths(t *testing.T) {
 	l := line.Line{Root: ".", Name: "v1.0"}
-	for got, want := range map[string]string{
-		l.Dir():                     "patches/v1.0",
-		l.PinFile():                 "patches/v1.0/UPSTREAM",
-		l.SeriesFile():              "patches/v1.0/series",
-		l.RevisionFile():            "patches/v1.0/REVISION",
-		l.DroppedFile():             "patches/v1.0/DROPPED",
-		l.EOLFile():                 "patches/v1.0/EOL",
-		l.MutantsDir():              "patches/v1.0/mutants",
-		l.Mutant("mutants/m.patch"): "patches/v1.0/mutants/m.patch",
-		l.OutDir():                  "_output/v1.0",
-		l.TreeDir():                 "_output/v1.0/src/kubernetes",
-		l.BinDir():                  "_output/v1.0/bin",
-		l.TestBinDir():              "_output/v1.0/test/bin",
-		l.WorkDir():                 "_output/v1.0/work",
-		l.RebaseDir():               "_output/v1.0/rebase",
-		l.PortDir():                 "_output/v1.0/port",
+	in := line.Line{Root: "/repo", Name: "v1.37"}
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"Dir", l.Dir(), "patches/v1.0"},
+		{"PinFile", l.PinFile(), "patches/v1.0/UPSTREAM"},
+		{"SeriesFile", l.SeriesFile(), "patches/v1.0/series"},
+		{"RevisionFile", l.RevisionFile(), "patches/v1.0/REVISION"},
+		{"DroppedFile", l.DroppedFile(), "patches/v1.0/DROPPED"},
+		{"EOLFile", l.EOLFile(), "patches/v1.0/EOL"},
+		{"MutantsDir", l.MutantsDir(), "patches/v1.0/mutants"},
+		{"Mutant", l.Mutant("mutants/m.patch"), "patches/v1.0/mutants/m.patch"},
+		{"JournalFile", l.JournalFile(), "patches/.v1.0.journal"},
+		{"JournalFile under a root", in.JournalFile(), "/repo/patches/.v1.37.journal"},
+		{"JournalGlob", line.JournalGlob("."), "patches/.*.journal"},
+		{"StageDir new", l.StageDir(line.StageNew), "patches/.v1.0.new"},
+		{"StageDir export", l.StageDir(line.StageExport), "patches/.v1.0.export"},
+		{"StageDir export-old", l.StageDir(line.StageExportOld), "patches/.v1.0.export-old"},
+		{"StageDir stage", l.StageDir(line.StageFinish), "patches/.v1.0.stage"},
+		{"StageDir old", in.StageDir(line.StageOld), "/repo/patches/.v1.37.old"},
+		{"Aside of the changelog", line.Aside(line.ChangelogFile("."), line.StageFinish), ".CHANGELOG.md.stage"},
+		{"Aside of the tree", line.Aside(l.TreeDir(), line.StageOld), "_output/v1.0/src/.kubernetes.old"},
+		{"Aside of a session", line.Aside(l.RebaseDir(), line.SessionEnded), "_output/v1.0/.rebase.ended"},
+		{"OutDir", l.OutDir(), "_output/v1.0"},
+		{"TreeDir", l.TreeDir(), "_output/v1.0/src/kubernetes"},
+		{"BinDir", l.BinDir(), "_output/v1.0/bin"},
+		{"TestBinDir", l.TestBinDir(), "_output/v1.0/test/bin"},
+		{"WorkDir", l.WorkDir(), "_output/v1.0/work"},
+		{"LogDir", l.LogDir(), "_output/v1.0/logs"},
+		{"RebaseDir", l.RebaseDir(), "_output/v1.0/rebase"},
+		{"PortDir", l.PortDir(), "_output/v1.0/port"},
+		{"UpstreamBinDir", l.UpstreamBinDir(), "_output/v1.0/upstream/bin"},
+		{"ClusterDir", l.ClusterDir(), "_output/v1.0/cluster"},
+		{"ImagesDir", l.ImagesDir(), "_output/v1.0/images"},
+		{"EtcdScript", l.EtcdScript(), "_output/v1.0/src/kubernetes/hack/lib/etcd.sh"},
+		{"LinesFile", line.LinesFile("."), "_output/lines.json"},
+		{"LinesFile under a root", line.LinesFile("/repo"), "/repo/_output/lines.json"},
+		{"MatrixMarkdown", line.MatrixMarkdown("."), "_output/matrix.md"},
+		{"MatrixJSON", line.MatrixJSON("."), "_output/matrix.json"},
+		{"MatrixTree", line.MatrixTree(".", "v1.37.2"), "_output/matrix/v1.37.2/kubernetes"},
+		{"ChangelogFile", line.ChangelogFile("."), "CHANGELOG.md"},
+		{"EtcdTool", line.EtcdTool(".", "v3.6.4"), "tools/etcd/3.6.4"},
+		{"EtcdTool without v", line.EtcdTool("/repo", "3.6.4"), "/repo/tools/etcd/3.6.4"},
 	} {
-		assert.Equal(t, want, got)
+		assert.Equal(t, tc.want, tc.got, tc.name)
 	}
 	assert.Equal(t, "v1.37", line.Minor("v1.37.2"))
 }
@@ -250,4 +278,48 @@ func TestEOLAndSupported(t *testing.T) {
 	supported, err := line.Supported(lines)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.1", "v1.4"}, line.Names(supported))
+}
+
+func TestWritePin(t *testing.T) {
+	root := repo(t, map[string]string{
+		"patches/v1.0/UPSTREAM": pinOf("v1.0.0"),
+		"patches/v1.0/series":   "# header\na.patch\n",
+		"patches/v1.0/REVISION": "3\n",
+		// A stage a killed `carry pin` left is replaced.
+		"patches/.v1.1.new/junk": "x",
+	})
+	for _, tc := range []struct {
+		name, line, version string
+		wantStarted         bool
+		want                map[string]string // the line's files; <pin> is the pin as Pin.Write writes it
+	}{
+		{
+			name: "a line that exists gets its pin rewritten, nothing else", line: "v1.0", version: "v1.0.3",
+			want: map[string]string{"UPSTREAM": "<pin>", "series": "# header\na.patch\n", "REVISION": "3\n"},
+		},
+		{
+			name: "a new line starts with the pin, an empty series and revision 1", line: "v1.1", version: "v1.1.0", wantStarted: true,
+			want: map[string]string{"UPSTREAM": "<pin>", "series": "", "REVISION": "1\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := pin.Parse("test", []byte(pinOf(tc.version)))
+			require.NoError(t, err)
+			var written strings.Builder
+			require.NoError(t, p.Write(&written))
+			l := line.Line{Root: root, Name: tc.line}
+			started, err := l.WritePin(p)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantStarted, started)
+			entries, err := os.ReadDir(l.Dir())
+			require.NoError(t, err)
+			assert.Len(t, entries, len(tc.want))
+			for name, want := range tc.want {
+				data, err := os.ReadFile(filepath.Join(l.Dir(), name))
+				require.NoError(t, err)
+				assert.Equal(t, strings.Replace(want, "<pin>", written.String(), 1), string(data), name)
+			}
+			assert.NoDirExists(t, l.StageDir(line.StageNew))
+		})
+	}
 }

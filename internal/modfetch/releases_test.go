@@ -299,3 +299,47 @@ func TestNewestFailsWhenTheProxyCannotList(t *testing.T) {
 	assert.Empty(t, skipped)
 	assert.Empty(t, dl.asked)
 }
+
+// servedZips is a downloader of k8s.io/kubernetes that has the given
+// versions only.
+type servedZips map[string]bool
+
+func (z servedZips) Download(path, version string) (*modfetch.Downloaded, error) {
+	if path != pin.MainModule || !z[version] {
+		return nil, errors.New(path + "@" + version + ": not served")
+	}
+	return &modfetch.Downloaded{}, nil
+}
+
+func TestNewestServed(t *testing.T) {
+	for _, tc := range []struct {
+		name, minor, pinned string
+		listed              []string
+		zips                servedZips
+		want                string
+		wantUnusable        []string
+	}{
+		{
+			name: "the newest listed release that downloads", minor: "v1.0", pinned: "v1.0.0",
+			listed: []string{"v1.0.0", "v1.0.1", "v1.0.2"}, zips: servedZips{"v1.0.0": true, "v1.0.1": true},
+			want: "v1.0.1", wantUnusable: []string{"v1.0.2 is listed but not usable: k8s.io/kubernetes@v1.0.2: not served"},
+		},
+		{
+			name: "the pin when nothing newer downloads", minor: "v1.0", pinned: "v1.0.0",
+			listed: []string{"v1.0.0", "v1.0.1"}, zips: servedZips{"v1.0.0": true},
+			want: "v1.0.0", wantUnusable: []string{"v1.0.1 is listed but not usable: k8s.io/kubernetes@v1.0.1: not served"},
+		},
+		{
+			name: "a minor without a pin and without releases has none", minor: "v1.1", pinned: "",
+			listed: []string{"v1.0.0"}, zips: servedZips{"v1.0.0": true},
+			want: "",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, unusable, err := modfetch.NewestServed(tc.minor, tc.pinned, &fakeLister{listed: tc.listed}, tc.zips)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.wantUnusable, unusable)
+		})
+	}
+}

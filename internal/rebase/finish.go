@@ -8,31 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
 	"github.com/kube-carry/kube-carry/internal/txn"
 )
-
-// Layout names what a finished session rewrites: the line's folder (pin
-// UPSTREAM, series, REVISION, DROPPED and the patch files), CHANGELOG.md and
-// the line's patched tree. Paths are absolute or relative to the working
-// directory.
-type Layout struct {
-	// LineDir is the line's folder, patches/<line>; it need not exist yet
-	// (a rebase that starts a line).
-	LineDir string
-	// ChangelogFile is CHANGELOG.md.
-	ChangelogFile string
-	// TreeDir is the patched tree the session's tree replaces.
-	TreeDir string
-	// Journal is where the commit of the result is journaled (txn).
-	Journal string
-}
-
-// Staging paths of a finish, next to what they replace.
-func stagePath(p, what string) string {
-	return filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+"."+what)
-}
 
 // Finish writes the session's result: the line's folder (the target's pin,
 // patches already upstream or dropped by hand leave the series and are
@@ -41,7 +21,8 @@ func stagePath(p, what string) string {
 // the line's patched tree. Everything is staged first and put in place with
 // renames under a journal (txn), the patched tree last, so a kill leaves
 // the state before or one the next run finishes.
-func (s *Session) Finish(l Layout, progress Progress) error {
+func (s *Session) Finish(l line.Line, progress Progress) error {
+	lineDir, changelogFile, treeDir := l.Dir(), line.ChangelogFile(l.Root), l.TreeDir()
 	if !s.Done() {
 		return fmt.Errorf("the %s is not done: %d of %d patches replayed", s.Verb(), len(s.Results), len(s.Patches))
 	}
@@ -57,8 +38,8 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 	if err := standalone(t, progress); err != nil {
 		return err
 	}
-	if _, err := os.Stat(l.TreeDir); err == nil {
-		ot, err := tree.Open(l.TreeDir)
+	if _, err := os.Stat(treeDir); err == nil {
+		ot, err := tree.Open(treeDir)
 		if err != nil {
 			return err
 		}
@@ -66,7 +47,7 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 		if err != nil {
 			return err
 		}
-		err = ot.LocalWork(l.LineDir)
+		err = ot.LocalWork(lineDir)
 		done()
 		if err != nil {
 			return fmt.Errorf("%v\nthe %s tree is ready in %s; export or discard that work, then `make %s-continue` again", err, s.Verb(), t.Dir, s.Verb())
@@ -74,26 +55,26 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 	}
 
 	// Stage the line's folder: a copy of it (or a new one) changed in place.
-	stage := stagePath(l.LineDir, "stage")
+	stage := l.StageDir(line.StageFinish)
 	if err := os.RemoveAll(stage); err != nil {
 		return err
 	}
-	if _, err := os.Stat(l.LineDir); err == nil {
-		if err := txn.CopyDir(l.LineDir, stage); err != nil {
+	if _, err := os.Stat(lineDir); err == nil {
+		if err := txn.CopyDir(lineDir, stage); err != nil {
 			return err
 		}
 	} else if err := os.MkdirAll(stage, 0o755); err != nil {
 		return err
 	}
 	oldRevision := 0
-	if data, err := os.ReadFile(filepath.Join(stage, "REVISION")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(stage, line.RevisionName)); err == nil {
 		oldRevision, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
 	pinData, err := os.ReadFile(PinFile(s.Dir))
 	if err != nil {
 		return fmt.Errorf("the target's pin: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(stage, "UPSTREAM"), pinData, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, line.PinName), pinData, 0o644); err != nil {
 		return err
 	}
 	var dropped []string
@@ -118,11 +99,11 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 		progress("%s: dropped %s: %s", s.Verb(), name, reason)
 	}
 	if len(dropped) > 0 {
-		old, err := os.ReadFile(filepath.Join(stage, "DROPPED"))
+		old, err := os.ReadFile(filepath.Join(stage, line.DroppedName))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(stage, "DROPPED"), append(old, []byte(strings.Join(dropped, "\n")+"\n")...), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(stage, line.DroppedName), append(old, []byte(strings.Join(dropped, "\n")+"\n")...), 0o644); err != nil {
 			return err
 		}
 	}
@@ -155,10 +136,10 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 			progress("%s: %s: carried its mutant %s", s.Verb(), filepath.Base(p), g.Mutant)
 		}
 	}
-	if err := tree.WriteSeries(filepath.Join(stage, "series"), s.Kept()); err != nil {
+	if err := tree.WriteSeries(filepath.Join(stage, line.SeriesName), s.Kept()); err != nil {
 		return err
 	}
-	ser, err := series.Read(filepath.Join(stage, "series"))
+	ser, err := series.Read(filepath.Join(stage, line.SeriesName))
 	if err != nil {
 		return err
 	}
@@ -167,39 +148,39 @@ func (s *Session) Finish(l Layout, progress Progress) error {
 	}
 	revision := 1
 	if s.Kind == KindPort {
-		revision = s.portRevision(l.ChangelogFile, oldRevision)
+		revision = s.portRevision(changelogFile, oldRevision)
 	}
-	if err := os.WriteFile(filepath.Join(stage, "REVISION"), []byte(strconv.Itoa(revision)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, line.RevisionName), []byte(strconv.Itoa(revision)+"\n"), 0o644); err != nil {
 		return err
 	}
 
-	changelog := stagePath(l.ChangelogFile, "stage")
-	if err := s.draftChangelog(l.ChangelogFile, changelog, revision); err != nil {
+	changelog := line.Aside(changelogFile, line.StageFinish)
+	if err := s.draftChangelog(changelogFile, changelog, revision); err != nil {
 		return err
 	}
 	// The session's folder is replaced by an empty one in the same commit,
 	// so a finished session can never be finished twice.
-	ended := stagePath(s.Dir, "ended")
+	ended := line.Aside(s.Dir, line.SessionEnded)
 	if err := os.RemoveAll(ended); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(ended, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(l.TreeDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(treeDir), 0o755); err != nil {
 		return err
 	}
-	err = txn.Commit(l.Journal, []txn.Move{
-		{New: stage, Dst: l.LineDir, Old: stagePath(l.LineDir, "old")},
-		{New: changelog, Dst: l.ChangelogFile, Old: stagePath(l.ChangelogFile, "old")},
-		{New: t.Dir, Dst: l.TreeDir, Old: stagePath(l.TreeDir, "old")},
-		{New: ended, Dst: s.Dir, Old: stagePath(s.Dir, "old")},
+	err = txn.Commit(l.JournalFile(), []txn.Move{
+		{New: stage, Dst: lineDir, Old: l.StageDir(line.StageOld)},
+		{New: changelog, Dst: changelogFile, Old: line.Aside(changelogFile, line.StageOld)},
+		{New: t.Dir, Dst: treeDir, Old: line.Aside(treeDir, line.StageOld)},
+		{New: ended, Dst: s.Dir, Old: line.Aside(s.Dir, line.StageOld)},
 	})
 	if err != nil {
 		return err
 	}
-	progress("%s: %s is on %s (%s-carry.%d)", s.Verb(), l.LineDir, s.To, s.To, revision)
-	progress("%s: %s has a drafted section for %s-carry.%d; review it", s.Verb(), l.ChangelogFile, s.To, revision)
+	progress("%s: %s is on %s (%s-carry.%d)", s.Verb(), lineDir, s.To, s.To, revision)
+	progress("%s: %s has a drafted section for %s-carry.%d; review it", s.Verb(), changelogFile, s.To, revision)
 	return os.RemoveAll(s.Dir)
 }
 

@@ -1,6 +1,7 @@
 package rebase
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -8,9 +9,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kube-carry/kube-carry/internal/line"
+	"github.com/kube-carry/kube-carry/internal/linetree"
 	"github.com/kube-carry/kube-carry/internal/modfetch"
 	"github.com/kube-carry/kube-carry/internal/pin"
+	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
+	"github.com/kube-carry/kube-carry/internal/txn"
 )
 
 // VersionTree is the upstream tree of version at dir, ready to replay on:
@@ -257,4 +262,155 @@ func CloneBase(t *tree.Tree, dir string) (*tree.Tree, error) {
 		return nil, err
 	}
 	return tree.Open(dir)
+}
+
+// Matrix replays line l's series (apply only) on each release of versions
+// in its own tree under line.MatrixDir (assembled once, reused after),
+// prints a patch × version table on out and writes it as
+// line.MatrixMarkdown and line.MatrixJSON. The pinned release goes first,
+// with the series applied: the other trees borrow its objects, so a 3-way
+// merge finds the blobs the patches were made against. A release that
+// cannot be assembled fails its column; the others still run.
+func Matrix(l line.Line, versions []string, out io.Writer, progress Progress) error {
+	p, err := l.Pin()
+	if err != nil {
+		return err
+	}
+	s, err := series.Read(l.SeriesFile())
+	if err != nil {
+		return err
+	}
+	n, err := l.Revision()
+	if err != nil {
+		return err
+	}
+	paths, err := linetree.ReadPatches(s)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range s.Entries {
+		names = append(names, e.Name)
+	}
+	seen := map[string]bool{}
+	for _, v := range versions {
+		if seen[v] {
+			return fmt.Errorf("version %s given twice", v)
+		}
+		seen[v] = true
+	}
+	order := append([]string{p.Version}, versions...)
+	if seen[p.Version] {
+		order = versions
+		for i, v := range versions {
+			if v == p.Version {
+				order = append(append([]string{v}, versions[:i:i]...), versions[i+1:]...)
+			}
+		}
+	}
+
+	cols := map[string]Column{}
+	var base *tree.Tree
+	for _, v := range order {
+		progress("matrix: line %s on %s", l.Name, v)
+		col := Column{Version: v}
+		col.Results, col.Err = matrixColumn(l, v, p.Version, base, paths, progress)
+		if col.Err != nil {
+			progress("matrix: %s: %v", v, col.Err)
+		}
+		if v == p.Version && col.Err == nil {
+			base, _ = tree.Open(line.MatrixTree(l.Root, v))
+		}
+		cols[v] = col
+	}
+
+	var shown []Column
+	failed := 0
+	for _, v := range versions {
+		shown = append(shown, cols[v])
+		if cols[v].Err != nil {
+			failed++
+		}
+	}
+	if err := WriteTable(out, names, shown); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(line.MatrixMarkdown(l.Root)), 0o755); err != nil {
+		return err
+	}
+	var md strings.Builder
+	what := fmt.Sprintf("the series of line %s, `%s` (revision %d, pinned on upstream %s)", l.Name, l.SeriesFile(), n, p.Version)
+	if err := WriteMarkdown(&md, what, names, shown); err != nil {
+		return err
+	}
+	if err := txn.WriteFile(line.MatrixMarkdown(l.Root), []byte(md.String())); err != nil {
+		return err
+	}
+	if err := writeMatrixJSON(l, names, shown); err != nil {
+		return err
+	}
+	progress("matrix: wrote %s and %s", line.MatrixMarkdown(l.Root), line.MatrixJSON(l.Root))
+	if failed > 0 {
+		return fmt.Errorf("%d of %d releases could not be checked (see the notes above)", failed, len(versions))
+	}
+	if bc := cols[p.Version]; bc.Err != nil {
+		return fmt.Errorf("the pinned release %s could not be replayed, so no 3-way merges were possible: %v", p.Version, bc.Err)
+	}
+	return nil
+}
+
+// writeMatrixJSON writes the matrix of line l as line.MatrixJSON: line,
+// releases, and per patch and release the outcome, for tests to read.
+func writeMatrixJSON(l line.Line, names []string, cols []Column) error {
+	type cell struct {
+		Outcome string `json:"outcome"`
+		Detail  string `json:"detail,omitempty"`
+	}
+	out := struct {
+		Line     string                     `json:"line"`
+		Releases []string                   `json:"releases"`
+		Patches  []string                   `json:"patches"`
+		Errors   map[string]string          `json:"errors,omitempty"`
+		Cells    map[string]map[string]cell `json:"cells"`
+	}{Line: l.Name, Patches: names, Cells: map[string]map[string]cell{}}
+	for _, c := range cols {
+		out.Releases = append(out.Releases, c.Version)
+		if c.Err != nil {
+			if out.Errors == nil {
+				out.Errors = map[string]string{}
+			}
+			out.Errors[c.Version] = c.Err.Error()
+			continue
+		}
+		for _, r := range c.Results {
+			if out.Cells[r.Patch] == nil {
+				out.Cells[r.Patch] = map[string]cell{}
+			}
+			o := string(r.Outcome)
+			if len(r.After) > 0 {
+				o += "*"
+			}
+			out.Cells[r.Patch][c.Version] = cell{Outcome: o, Detail: r.Detail}
+		}
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return txn.WriteFile(line.MatrixJSON(l.Root), append(data, '\n'))
+}
+
+// matrixColumn replays patches on the tree of version, which borrows the
+// objects of base (the pinned release's tree, when it could be made).
+func matrixColumn(l line.Line, version, pinned string, base *tree.Tree, patches []string, progress Progress) ([]Result, error) {
+	t, err := VersionTree(line.MatrixTree(l.Root, version), version, modfetch.GoCommand{}, progress)
+	if err != nil {
+		return nil, err
+	}
+	if version != pinned && base != nil {
+		if err := ShareObjects(t, base); err != nil {
+			return nil, err
+		}
+	}
+	return Classify(t, patches, progress)
 }

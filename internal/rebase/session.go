@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/series"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
@@ -61,7 +62,7 @@ const stateFile = "state.json"
 func TreeDir(dir string) string { return filepath.Join(dir, "kubernetes") }
 
 // PinFile is where the target release's pin waits for Finish.
-func PinFile(dir string) string { return filepath.Join(dir, "UPSTREAM") }
+func PinFile(dir string) string { return filepath.Join(dir, line.PinName) }
 
 // Load reads the session in dir; os.ErrNotExist when there is none.
 func Load(dir string) (*Session, error) {
@@ -281,8 +282,8 @@ func (s *Session) undoKilledStep(t *tree.Tree, progress Progress) error {
 // failed or killed Finish staged for l (before its journal: with a journal,
 // the next command finishes it instead). The repository (pin, series,
 // patches) and the patched tree were never touched.
-func Abort(dir string, l Layout) error {
-	for _, p := range []string{stagePath(l.LineDir, "stage"), stagePath(l.ChangelogFile, "stage"), stagePath(dir, "ended")} {
+func Abort(dir string, l line.Line) error {
+	for _, p := range []string{l.StageDir(line.StageFinish), line.Aside(line.ChangelogFile(l.Root), line.StageFinish), line.Aside(dir, line.SessionEnded)} {
 		if err := os.RemoveAll(p); err != nil {
 			return err
 		}

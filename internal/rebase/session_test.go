@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-carry/kube-carry/internal/line"
 	"github.com/kube-carry/kube-carry/internal/rebase"
 	"github.com/kube-carry/kube-carry/internal/tree"
 )
@@ -17,7 +18,7 @@ import (
 // baseVersion, its patched tree, and a rebase session directory whose target
 // tree holds targetVersion.
 type repo struct {
-	layout  rebase.Layout
+	line    line.Line
 	root    string
 	dir     string // the session directory
 	patches []string
@@ -34,21 +35,18 @@ const (
 func newRepo(t *testing.T) *repo {
 	t.Helper()
 	root := t.TempDir()
-	l := rebase.Layout{
-		LineDir: filepath.Join(root, "patches/v1.0"), ChangelogFile: filepath.Join(root, "CHANGELOG.md"),
-		TreeDir: filepath.Join(root, "_output/v1.0/src/kubernetes"), Journal: filepath.Join(root, "patches/.v1.0.journal"),
-	}
-	r := &repo{layout: l, root: root, dir: filepath.Join(root, "_output", "v1.0", "rebase")}
-	require.NoError(t, os.MkdirAll(l.LineDir, 0o755))
-	r.patches = makeSeries(t, l.LineDir)
+	l := line.Line{Root: root, Name: "v1.0"}
+	r := &repo{line: l, root: root, dir: filepath.Join(root, "_output", "v1.0", "rebase")}
+	require.NoError(t, os.MkdirAll(l.Dir(), 0o755))
+	r.patches = makeSeries(t, l.Dir())
 	var names []string
 	for _, p := range r.patches {
 		names = append(names, filepath.Base(p))
 	}
-	require.NoError(t, tree.WriteSeries(filepath.Join(l.LineDir, "series"), names))
+	require.NoError(t, tree.WriteSeries(filepath.Join(l.Dir(), "series"), names))
 	writeFiles(t, root, map[string]string{"patches/v1.0/UPSTREAM": oldPin, "patches/v1.0/REVISION": "3\n", "CHANGELOG.md": oldChangelog})
 
-	r.base = initTree(t, l.TreeDir, baseVersion, baseFiles())
+	r.base = initTree(t, l.TreeDir(), baseVersion, baseFiles())
 	_, err := rebase.Classify(r.base, r.patches, nil)
 	require.NoError(t, err)
 
@@ -158,14 +156,14 @@ func TestRebaseContinueAndFinish(t *testing.T) {
 		"reverse-applies.patch": rebase.Upstream, "empty-after-merge.patch": rebase.Upstream, "backport.patch": rebase.Clean,
 	}, outcomeOf(s))
 
-	require.NoError(t, s.Finish(r.layout, func(string, ...any) {}))
+	require.NoError(t, s.Finish(r.line, func(string, ...any) {}))
 	files := r.snapshot(t)
 
 	assert.Equal(t, newPin, files["patches/v1.0/UPSTREAM"], "UPSTREAM pins the target")
 	assert.Equal(t, "1\n", files["patches/v1.0/REVISION"], "the series revision restarts")
 	assert.Equal(t, "clean.patch\noffset.patch\nthree-way.patch\nconflict.patch\nafter-conflict.patch\nbackport.patch\n", files["patches/v1.0/series"])
 	for _, gone := range []string{"reverse-applies.patch", "empty-after-merge.patch"} {
-		assert.NoFileExists(t, filepath.Join(r.layout.LineDir, gone), "an upstreamed patch leaves the line's folder")
+		assert.NoFileExists(t, filepath.Join(r.line.Dir(), gone), "an upstreamed patch leaves the line's folder")
 		assert.Contains(t, files["patches/v1.0/DROPPED"], gone+" upstream in v1.1.0", "and is recorded as dropped")
 	}
 	changelog := files["CHANGELOG.md"]
@@ -183,7 +181,7 @@ func TestRebaseContinueAndFinish(t *testing.T) {
 
 	// The patched tree is the rebased one, standalone, and the patches are
 	// its commits exported.
-	pt, err := tree.Open(r.layout.TreeDir)
+	pt, err := tree.Open(r.line.TreeDir())
 	require.NoError(t, err)
 	_, v, err := pt.Base()
 	require.NoError(t, err)
@@ -220,11 +218,11 @@ func TestRebaseAbortRestoresEverything(t *testing.T) {
 	require.NoError(t, err)
 	r.start(t)
 
-	require.NoError(t, rebase.Abort(r.dir, r.layout))
+	require.NoError(t, rebase.Abort(r.dir, r.line))
 	assert.NoDirExists(t, r.dir)
 	assert.Equal(t, r.files, r.snapshot(t), "pin, series and patches are as before")
 	after, err := r.base.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
 	assert.Equal(t, head, after, "the patched tree is as before")
-	assert.ErrorContains(t, rebase.Abort(r.dir, r.layout), "nothing in progress")
+	assert.ErrorContains(t, rebase.Abort(r.dir, r.line), "nothing in progress")
 }
