@@ -157,23 +157,22 @@ func Newest(minor, from string, l Lister, dl Downloader, progress Progress) (ver
 	return from, nil, skipped, nil
 }
 
-// NewestServed is the newest release of minor that the proxy serves and
-// the checksum database knows (k8s.io/kubernetes itself; Newest checks the
-// staging modules), and why newer listed releases are not usable. Releases
-// of a minor without a pin (pinned "") are tried down to the first; "" when
-// the proxy serves none.
+// NewestServed is the newest release of minor that the proxy serves whole,
+// as make bump needs it to pin the release: k8s.io/kubernetes and every
+// staging module it uses (Newest). The rest says why each newer listed
+// release is not usable, newest first. Releases of a minor without a pin
+// (pinned "") are tried down to the first; "" when the proxy serves none.
+// `carry lines` and `make bump` therefore agree on whether a line is
+// behind.
 func NewestServed(minor, pinned string, l Lister, dl Downloader) (string, []string, error) {
-	rels, err := Releases(minor, pinned, l)
+	v, _, skipped, err := Newest(minor, pinned, l, dl, func(string, ...any) {})
 	if err != nil {
 		return "", nil, err
 	}
 	var unusable []string
-	for i := len(rels) - 1; i >= 0 && rels[i] != pinned; i-- {
-		if _, err := dl.Download(pin.MainModule, rels[i]); err != nil {
-			unusable = append(unusable, fmt.Sprintf("%s is listed but not usable: %v", rels[i], err))
-			continue
-		}
-		return rels[i], unusable, nil
+	for _, s := range skipped {
+		release, why, _ := strings.Cut(s, ": ")
+		unusable = append(unusable, fmt.Sprintf("%s is listed but not usable: %s", release, why))
 	}
-	return pinned, unusable, nil
+	return v, unusable, nil
 }

@@ -302,41 +302,61 @@ func TestNewestFailsWhenTheProxyCannotList(t *testing.T) {
 
 // servedZips is a downloader of k8s.io/kubernetes that has the given
 // versions only.
-type servedZips map[string]bool
-
-func (z servedZips) Download(path, version string) (*modfetch.Downloaded, error) {
-	if path != pin.MainModule || !z[version] {
-		return nil, errors.New(path + "@" + version + ": not served")
-	}
-	return &modfetch.Downloaded{}, nil
-}
-
+// TestNewestServed: the newest release of a minor that the proxy serves
+// whole, as make bump pins it; a release whose k8s.io/kubernetes is served
+// but one of whose staging modules is not (k8s.io/kms@v0.34.5 on the day
+// v1.34.5 was listed) is not usable, so `carry lines` does not call a line
+// behind that make bump cannot move.
 func TestNewestServed(t *testing.T) {
+	withStaging := func(t *testing.T, version string) string {
+		return makeZip(t, pin.MainModule, version, map[string]string{
+			"go.mod":  "module k8s.io/kubernetes\n\ngo 1.24.0\n",
+			"go.work": "go 1.24.0\n\nuse (\n\t.\n\t./staging/src/k8s.io/kms\n)\n",
+		})
+	}
 	for _, tc := range []struct {
 		name, minor, pinned string
 		listed              []string
-		zips                servedZips
-		want                string
-		wantUnusable        []string
+		// zips: the releases of k8s.io/kubernetes the proxy has; staged:
+		// those whose go.work uses k8s.io/kms, which the proxy has at
+		// kms (v0.A.B).
+		zips, staged, kms []string
+		want              string
+		wantUnusable      []string
 	}{
 		{
-			name: "the newest listed release that downloads", minor: "v1.0", pinned: "v1.0.0",
-			listed: []string{"v1.0.0", "v1.0.1", "v1.0.2"}, zips: servedZips{"v1.0.0": true, "v1.0.1": true},
-			want: "v1.0.1", wantUnusable: []string{"v1.0.2 is listed but not usable: k8s.io/kubernetes@v1.0.2: not served"},
+			name: "the newest listed release that is served whole", minor: "v1.0", pinned: "v1.0.0",
+			listed: []string{"v1.0.0", "v1.0.1", "v1.0.2"}, zips: []string{"v1.0.0", "v1.0.1"},
+			want: "v1.0.1", wantUnusable: []string{"v1.0.2 is listed but not usable: k8s.io/kubernetes@v1.0.2 is not served by the module proxy: reading https://proxy.golang.org/k8s.io/kubernetes@v1.0.2: 404 Not Found"},
 		},
 		{
-			name: "the pin when nothing newer downloads", minor: "v1.0", pinned: "v1.0.0",
-			listed: []string{"v1.0.0", "v1.0.1"}, zips: servedZips{"v1.0.0": true},
-			want: "v1.0.0", wantUnusable: []string{"v1.0.1 is listed but not usable: k8s.io/kubernetes@v1.0.1: not served"},
+			name: "a release whose staging module is not served is not usable", minor: "v1.0", pinned: "v1.0.0",
+			listed: []string{"v1.0.0", "v1.0.1"}, zips: []string{"v1.0.0"}, staged: []string{"v1.0.1"},
+			want: "v1.0.0", wantUnusable: []string{"v1.0.1 is listed but not usable: staging module k8s.io/kms: k8s.io/kms@v0.0.1 is not served by the module proxy: reading https://proxy.golang.org/k8s.io/kms@v0.0.1: 404 Not Found"},
+		},
+		{
+			name: "a release whose staging modules are served is usable", minor: "v1.0", pinned: "v1.0.0",
+			listed: []string{"v1.0.0", "v1.0.1"}, zips: []string{"v1.0.0"}, staged: []string{"v1.0.1"}, kms: []string{"v0.0.1"},
+			want: "v1.0.1",
 		},
 		{
 			name: "a minor without a pin and without releases has none", minor: "v1.1", pinned: "",
-			listed: []string{"v1.0.0"}, zips: servedZips{"v1.0.0": true},
+			listed: []string{"v1.0.0"}, zips: []string{"v1.0.0"},
 			want: "",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, unusable, err := modfetch.NewestServed(tc.minor, tc.pinned, &fakeLister{listed: tc.listed}, tc.zips)
+			dl := &fakeProxy{zips: map[string]string{}, time: releaseTime}
+			for _, v := range tc.zips {
+				dl.zips[pin.MainModule+"@"+v] = releaseZip(t, v)
+			}
+			for _, v := range tc.staged {
+				dl.zips[pin.MainModule+"@"+v] = withStaging(t, v)
+			}
+			for _, v := range tc.kms {
+				dl.zips["k8s.io/kms@"+v] = makeZip(t, "k8s.io/kms", v, map[string]string{"go.mod": "module k8s.io/kms\n"})
+			}
+			got, unusable, err := modfetch.NewestServed(tc.minor, tc.pinned, &fakeLister{listed: tc.listed}, dl)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.wantUnusable, unusable)
