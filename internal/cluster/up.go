@@ -315,11 +315,36 @@ func waitFor(ctx context.Context, c *Component, what string, timeout time.Durati
 	}
 }
 
-// httpsGet checks that url answers 200 to a client of the cluster's CA
-// (and, with a kubeconfig user's certificate, as that user).
-func (u *upper) httpsGet(url string, insecure bool) error {
-	pool := x509.NewCertPool()
-	pool.AddCert(u.ca.cert)
+// healthURL is where a control-plane component says it is healthy:
+// kube-apiserver's /readyz, the controller-manager's and the scheduler's
+// /healthz; "" for the others.
+func healthURL(name string) string {
+	switch name {
+	case "kube-apiserver":
+		return serverURL() + "/readyz"
+	case "kube-controller-manager":
+		return fmt.Sprintf("https://127.0.0.1:%d/healthz", controllerManagerPort)
+	case "kube-scheduler":
+		return fmt.Sprintf("https://127.0.0.1:%d/healthz", schedulerPort)
+	}
+	return ""
+}
+
+// waitHealthy waits until c's health URL (healthURL) answers 200, as what,
+// to a client of the cluster's CA (pool). The controller-manager's and the
+// scheduler's serving certificates are self-signed (--cert-dir); the
+// apiserver's is the CA's.
+func waitHealthy(ctx context.Context, c *Component, pool *x509.CertPool, what string) error {
+	url := healthURL(c.Name)
+	if url == "" {
+		return nil
+	}
+	insecure := c.Name != "kube-apiserver"
+	return waitFor(ctx, c, what, 2*time.Minute, func() error { return httpsGet(url, pool, insecure) })
+}
+
+// httpsGet checks that url answers 200 to a client of the CAs in pool.
+func httpsGet(url string, pool *x509.CertPool, insecure bool) error {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, InsecureSkipVerify: insecure}} //nolint:gosec // the components' self-signed serving certificates
 	cl := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	resp, err := cl.Get(url)
@@ -331,6 +356,13 @@ func (u *upper) httpsGet(url string, insecure bool) error {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return nil
+}
+
+// caPool is the cluster's CA as a certificate pool.
+func (u *upper) caPool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(u.ca.cert)
+	return pool
 }
 
 func (u *upper) client(kubeconfig string) (*kubernetes.Clientset, error) {
@@ -386,9 +418,7 @@ func (u *upper) controlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, api, "ready", 2*time.Minute, func() error {
-		return u.httpsGet(serverURL()+"/readyz", false)
-	}); err != nil {
+	if err := waitHealthy(ctx, api, u.caPool(), "ready"); err != nil {
 		return err
 	}
 	if err := u.adminBinding(ctx); err != nil {
@@ -422,12 +452,8 @@ func (u *upper) controlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range []struct {
-		c    *Component
-		port int
-	}{{cm, controllerManagerPort}, {sched, schedulerPort}} {
-		url := fmt.Sprintf("https://127.0.0.1:%d/healthz", w.port)
-		if err := waitFor(ctx, w.c, "healthy", 2*time.Minute, func() error { return u.httpsGet(url, true) }); err != nil {
+	for _, c := range []*Component{cm, sched} {
+		if err := waitHealthy(ctx, c, u.caPool(), "healthy"); err != nil {
 			return err
 		}
 	}

@@ -2,10 +2,8 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,33 +169,11 @@ func (st *State) Replace(ctx context.Context, name, node, binary string) error {
 	if err := st.save(); err != nil {
 		return err
 	}
-	url := map[string]string{
-		"kube-apiserver":          serverURL() + "/readyz",
-		"kube-controller-manager": fmt.Sprintf("https://127.0.0.1:%d/healthz", controllerManagerPort),
-		"kube-scheduler":          fmt.Sprintf("https://127.0.0.1:%d/healthz", schedulerPort),
-	}[name]
-	if url == "" {
-		return nil
-	}
 	ca, err := os.ReadFile(filepath.Join(st.Dir, "pki", "ca.crt"))
 	if err != nil {
 		return err
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	// The controller-manager's and the scheduler's serving certificates
-	// are self-signed (--cert-dir); the apiserver's is the cluster CA's.
-	cl := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: pool, InsecureSkipVerify: name != "kube-apiserver"}}} //nolint:gosec // see above
-	return waitFor(ctx, &st.Components[idx], "healthy after the replacement", 2*time.Minute, func() error {
-		resp, err := cl.Get(url)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		return nil
-	})
+	return waitHealthy(ctx, &st.Components[idx], pool, "healthy after the replacement")
 }
