@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
@@ -36,7 +33,7 @@ type ClaimAnnotator struct {
 	client  kubernetes.Interface
 	claims  corelisters.PersistentVolumeClaimLister
 	classes storagelisters.StorageClassLister
-	queue   workqueue.TypedRateLimitingInterface[string]
+	worker  *keyWorker
 }
 
 // NewClaimAnnotator watches the claims of factory. Call it before
@@ -46,45 +43,14 @@ func NewClaimAnnotator(client kubernetes.Interface, factory informers.SharedInfo
 		client:  client,
 		claims:  factory.Core().V1().PersistentVolumeClaims().Lister(),
 		classes: factory.Storage().V1().StorageClasses().Lister(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "csi-local-claims"}),
 	}
-	enqueue := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			a.queue.Add(key)
-		}
-	}
-	_, err := factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	})
+	var err error
+	a.worker, err = newKeyWorker("csi-local-claims", factory.Core().V1().PersistentVolumeClaims().Informer(), "Annotating claim", "claim", a.sync)
 	return a, err
 }
 
 // Run annotates claims until ctx is done.
-func (a *ClaimAnnotator) Run(ctx context.Context) {
-	defer a.queue.ShutDown()
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for a.next(ctx) {
-		}
-	}, time.Second)
-	<-ctx.Done()
-}
-
-func (a *ClaimAnnotator) next(ctx context.Context) bool {
-	key, quit := a.queue.Get()
-	if quit {
-		return false
-	}
-	defer a.queue.Done(key)
-	if err := a.sync(ctx, key); err != nil {
-		klog.FromContext(ctx).Error(err, "Annotating claim", "claim", key)
-		a.queue.AddRateLimited(key)
-		return true
-	}
-	a.queue.Forget(key)
-	return true
-}
+func (a *ClaimAnnotator) Run(ctx context.Context) { a.worker.Run(ctx) }
 
 // ours reports whether claim is an unbound claim of one of the driver's
 // classes that is not yet handed to a provisioner.

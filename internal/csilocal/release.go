@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
@@ -52,7 +48,7 @@ type VolumeReleaser struct {
 	client  kubernetes.Interface
 	volumes corelisters.PersistentVolumeLister
 	deleter VolumeDeleter
-	queue   workqueue.TypedRateLimitingInterface[string]
+	worker  *keyWorker
 }
 
 // NewVolumeReleaser watches the PVs of factory. Call it before
@@ -62,45 +58,14 @@ func NewVolumeReleaser(client kubernetes.Interface, factory informers.SharedInfo
 		client:  client,
 		volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		deleter: deleter,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "csi-local-volumes"}),
 	}
-	enqueue := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			r.queue.Add(key)
-		}
-	}
-	_, err := factory.Core().V1().PersistentVolumes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	})
+	var err error
+	r.worker, err = newKeyWorker("csi-local-volumes", factory.Core().V1().PersistentVolumes().Informer(), "Releasing volume", "pv", r.sync)
 	return r, err
 }
 
 // Run releases volumes until ctx is done.
-func (r *VolumeReleaser) Run(ctx context.Context) {
-	defer r.queue.ShutDown()
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for r.next(ctx) {
-		}
-	}, time.Second)
-	<-ctx.Done()
-}
-
-func (r *VolumeReleaser) next(ctx context.Context) bool {
-	key, quit := r.queue.Get()
-	if quit {
-		return false
-	}
-	defer r.queue.Done(key)
-	if err := r.sync(ctx, key); err != nil {
-		klog.FromContext(ctx).Error(err, "Releasing volume", "pv", key)
-		r.queue.AddRateLimited(key)
-		return true
-	}
-	r.queue.Forget(key)
-	return true
-}
+func (r *VolumeReleaser) Run(ctx context.Context) { r.worker.Run(ctx) }
 
 // released reports whether pv is the driver's, to be deleted (reclaim
 // policy Delete), and its claim is gone: Released, or Failed by upstream's
