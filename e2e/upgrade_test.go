@@ -161,11 +161,7 @@ func TestUpgradeWalk(t *testing.T) {
 		// The scheduler is one minor behind the apiserver now: claims
 		// created in this window are placed by the previous line's check.
 		burst := w.newBurst()
-		w.replace("kube-scheduler", "", next.sched)
-		w.sched = next.version
-		for _, n := range e.st.Nodes {
-			w.upgradeNode(n, next.kubelet, next.version)
-		}
+		w.schedulerAndKubelets(next)
 		w.record(fmt.Sprintf("%s → %s", prev.line.Name, next.line.Name), time.Since(start), &burst)
 		w.deleteBurst(burst.name)
 	}
@@ -176,11 +172,7 @@ func TestUpgradeWalk(t *testing.T) {
 	start := time.Now()
 	w.disrupted = 0
 	burst := w.newBurst()
-	w.replace("kube-scheduler", "", back.sched)
-	w.sched = back.version
-	for _, n := range e.st.Nodes {
-		w.upgradeNode(n, back.kubelet, back.version)
-	}
+	w.schedulerAndKubelets(back)
 	w.record(fmt.Sprintf("roll back scheduler and kubelets %s → %s", from.line.Name, back.line.Name), time.Since(start), &burst)
 
 	report := w.table(supported)
@@ -225,6 +217,16 @@ func (w *walk) replace(name, node, binary string) {
 	start := time.Now()
 	require.NoError(w.t, w.st.Replace(w.ctx, name, node, binary))
 	w.t.Logf("replaced %s with %s in %s", cluster.Component{Name: name, Node: node}.Label(), binary, time.Since(start).Round(100*time.Millisecond))
+}
+
+// schedulerAndKubelets puts the scheduler of to in place, then each
+// node's kubelet (upgradeNode), as a hop and a rollback both do.
+func (w *walk) schedulerAndKubelets(to lineBinaries) {
+	w.replace("kube-scheduler", "", to.sched)
+	w.sched = to.version
+	for _, n := range w.st.Nodes {
+		w.upgradeNode(n, to.kubelet, to.version)
+	}
 }
 
 // upgradeNode drains the node, replaces its kubelet, waits until the node
@@ -376,7 +378,6 @@ type burstRun struct {
 	running, capacity  int
 	other              int
 	createdWithSchedOf string
-	createdWithAPIOf   string
 }
 
 // newBurst creates the step's burst and waits until it has settled: with
@@ -384,7 +385,7 @@ type burstRun struct {
 func (w *walk) newBurst() burstRun {
 	w.burst++
 	name := fmt.Sprintf("burst%d", w.burst)
-	b := burstRun{name: name, createdWithSchedOf: w.sched, createdWithAPIOf: w.api}
+	b := burstRun{name: name, createdWithSchedOf: w.sched}
 	w.statefulSet(name, burstReplicas, "1Gi")
 	// Settled: every pod running or pending for capacity, unchanged for
 	// walkSettleQuiet; the counts are measured, not waited for.
