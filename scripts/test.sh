@@ -52,7 +52,7 @@ harness() {
 }
 
 log "test: the tooling's own tests (cmd/, internal/)"
-(cd "$ROOT" && go test -count=1 ./cmd/... ./internal/...)
+(cd "$ROOT" && go test -count=1 -timeout "$timeout" ./cmd/... ./internal/...)
 
 if [[ -n "${LINE:-}" ]]; then
 	line_paths
