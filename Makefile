@@ -171,7 +171,7 @@ bench-full: build etcd ## the throughput benchmark with 1000 nodes
 	BENCH_NODES=1000 scripts/bench.sh
 
 .PHONY: perf
-perf: apply etcd ## scheduler_perf at 1000 nodes: WaitForFirstConsumer plain vs local-dynamic (5 runs each) vs CSIStorageCapacity (1), benchstat
+perf: apply etcd ## scheduler_perf at 1000 nodes: WaitForFirstConsumer plain vs local-dynamic vs CSIStorageCapacity (5 runs each, taking turns), benchstat
 	scripts/perf.sh
 
 .PHONY: soak
