@@ -9,8 +9,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-
-	"github.com/kube-carry/kube-carry/internal/csilocal"
 )
 
 // startDriver deploys the CSI driver as an operator would: the CSIDriver
@@ -21,7 +19,7 @@ import (
 func (e *env) startDriver() {
 	t := e.t
 	_, err := e.cs.StorageV1().CSIDrivers().Create(e.ctx, &storagev1.CSIDriver{
-		ObjectMeta: metav1.ObjectMeta{Name: csilocal.DriverName},
+		ObjectMeta: metav1.ObjectMeta{Name: e.names.Driver},
 		Spec: storagev1.CSIDriverSpec{
 			AttachRequired:       ptr.To(false),
 			PodInfoOnMount:       ptr.To(false),
@@ -29,12 +27,12 @@ func (e *env) startDriver() {
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = e.st.Run("csi-local-controller", "", driverBin, "--mode=controller", "--kubeconfig="+e.st.Kubeconfig,
+	_, err = e.st.Run("csi-local-controller", "", driverBin, "--mode=controller", "--driver-name="+e.names.Driver, "--kubeconfig="+e.st.Kubeconfig,
 		"--provision-latency="+e.latency.String(), "--endpoint="+filepath.Join(e.st.Dir, "csi-local", "controller.sock"), "--v=2")
 	require.NoError(t, err)
 	for _, n := range e.st.Nodes {
 		dir := filepath.Join(e.st.NodeDir(n), "csi-local")
-		_, err := e.st.Run("csi-local", n, driverBin, "--mode=node", "--node-name="+n, "--pools="+e.pools,
+		_, err := e.st.Run("csi-local", n, driverBin, "--mode=node", "--driver-name="+e.names.Driver, "--node-name="+n, "--pools="+e.pools,
 			"--kubeconfig="+e.st.NodeKubeconfig(n), "--endpoint="+filepath.Join(dir, "csi.sock"),
 			"--data-dir="+filepath.Join(dir, "volumes"),
 			"--kubelet-registration-dir="+filepath.Join(e.st.KubeletRoot(n), "plugins_registry"), "--v=2")
@@ -48,13 +46,13 @@ func (e *env) startDriver() {
 			}
 			registered := false
 			for _, d := range cn.Spec.Drivers {
-				registered = registered || d.Name == csilocal.DriverName
+				registered = registered || d.Name == e.names.Driver
 			}
 			node, err := e.cs.CoreV1().Nodes().Get(e.ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
-			ann := node.Annotations[csilocal.PoolsAnnotation]
+			ann := node.Annotations[e.names.PoolsAnnotation()]
 			return registered && ann != "", "registered " + boolStr(registered) + ", annotation " + ann
 		})
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/cluster"
+	"github.com/kube-carry/kube-carry/internal/csilocal"
 	"github.com/kube-carry/kube-carry/internal/line"
 )
 
@@ -87,6 +88,8 @@ type env struct {
 	pools string
 	// latency of the provisioner.
 	latency time.Duration
+	// names the CSI driver runs under.
+	names csilocal.Names
 }
 
 // metric is one row of a scenario's result.
@@ -120,6 +123,11 @@ type scenario struct {
 	name  string
 	nodes int
 	pools string
+	// driver is the CSI driver name the test driver runs under; empty:
+	// the local-dynamic driver kubernetes.io.csi.local. Any other name is
+	// also its StorageClass's provisioner, and the class opts into the
+	// fork's check with kube-carry.io/capacity-source.
+	driver string
 	// latency of provisioning a volume.
 	latency time.Duration
 	run     func(e *env) result
@@ -134,13 +142,19 @@ func up(t *testing.T, sc scenario, f flavour) *env {
 	t.Helper()
 	cfg, _, err := cluster.ForLine(ln, cluster.Options{Nodes: sc.nodes, Upstream: f == upstream, Log: testWriter{t}})
 	require.NoError(t, err)
-	return start(t, cfg, sc.pools, sc.latency, 10*time.Minute)
+	names := csilocal.DefaultNames
+	if sc.driver != "" {
+		names, err = csilocal.NamesOf(sc.driver)
+		require.NoError(t, err)
+	}
+	return start(t, cfg, names, sc.pools, sc.latency, 10*time.Minute)
 }
 
-// start starts the cluster of cfg and the CSI driver with the node
-// plugins' pools and the provisioner's latency; the cluster is stopped
-// when the test ends, and timeout bounds everything the test does on it.
-func start(t *testing.T, cfg cluster.Config, pools string, latency, timeout time.Duration) *env {
+// start starts the cluster of cfg and the CSI driver under names with the
+// node plugins' pools and the provisioner's latency; the cluster is
+// stopped when the test ends, and timeout bounds everything the test does
+// on it.
+func start(t *testing.T, cfg cluster.Config, names csilocal.Names, pools string, latency, timeout time.Duration) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -155,7 +169,7 @@ func start(t *testing.T, cfg cluster.Config, pools string, latency, timeout time
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
-	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: pools, latency: latency}
+	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: pools, latency: latency, names: names}
 	e.startDriver()
 	return e
 }

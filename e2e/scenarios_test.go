@@ -26,6 +26,9 @@ const (
 	// capacityReason is the fork's (and upstream's CSIStorageCapacity)
 	// rejection reason for a node whose pools are full.
 	capacityReason = "did not have enough free storage"
+	// capacitySourceAnnotation opts a StorageClass of any CSI driver into
+	// the fork's capacity check.
+	capacitySourceAnnotation = "kube-carry.io/capacity-source"
 )
 
 func scenarios() []scenario {
@@ -33,6 +36,18 @@ func scenarios() []scenario {
 		{
 			name: "seed 000: 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
 			run: func(e *env) result { return e.overcommit(false) },
+			check: func(t *testing.T, f, u result) {
+				assert.Equal(t, "9", f.get("running"), "fork: running pods")
+				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
+				assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
+				assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
+				assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
+			},
+		},
+		{
+			name: "any CSI driver: the seed 000 burst with a StorageClass of csi-local.kube-carry.io that opts in", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
+			driver: "csi-local.kube-carry.io",
+			run:    func(e *env) result { return e.overcommit(false) },
 			check: func(t *testing.T, f, u result) {
 				assert.Equal(t, "9", f.get("running"), "fork: running pods")
 				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
@@ -65,11 +80,17 @@ func scenarios() []scenario {
 	}
 }
 
-// localClass creates the local-dynamic StorageClass of the pool.
+// localClass creates the local-dynamic StorageClass of the pool: of
+// kubernetes.io/csi.local, or of the driver the test driver runs as, opted
+// into the fork's check (docs/local-dynamic.md, "Any CSI driver").
 func (e *env) localClass(name, pool string) {
+	meta := metav1.ObjectMeta{Name: name}
+	if e.names != csilocal.DefaultNames {
+		meta.Annotations = map[string]string{capacitySourceAnnotation: "node-annotation"}
+	}
 	_, err := e.cs.StorageV1().StorageClasses().Create(e.ctx, &storagev1.StorageClass{
-		ObjectMeta:        metav1.ObjectMeta{Name: name},
-		Provisioner:       csilocal.ProvisionerName,
+		ObjectMeta:        meta,
+		Provisioner:       e.names.Provisioner,
 		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
 		Parameters:        map[string]string{csilocal.ParamPool: pool},
 	}, metav1.CreateOptions{})

@@ -9,6 +9,10 @@
 //	  in /var/lib/csi-local, registration in /var/lib/kubelet/plugins_registry)
 //	csi-local --mode=controller --kubeconfig=admin.conf --provision-latency=2s \
 //	  --endpoint=/run/csi-local/controller.sock
+//
+// --driver-name runs it as another node-local CSI driver, whose
+// StorageClasses (provisioner: the driver name) opt into the fork's
+// capacity check with the annotation kube-carry.io/capacity-source.
 package main
 
 import (
@@ -46,8 +50,9 @@ func run(args []string) error {
 	var cfg csilocal.Config
 	mode := fs.String("mode", "controller,node", "what to run: controller, node, or controller,node")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the API server; empty: $KUBECONFIG, ~/.kube/config, else the in-cluster configuration")
-	pools := fs.String("pools", "", "node: the node's pools as name=size,... (e.g. pool-ssd=9Gi), written into the Node's annotation "+csilocal.PoolsAnnotation+"; empty leaves the annotation alone")
-	fs.StringVar(&cfg.Endpoint, "endpoint", "/var/lib/kubelet/plugins/"+csilocal.DriverName+"/csi.sock", "CSI socket (unix:///path or a path)")
+	driverName := fs.String("driver-name", csilocal.DriverName, "the CSI driver name; the StorageClass provisioner is "+csilocal.ProvisionerName+" for the default and the driver name for any other")
+	pools := fs.String("pools", "", "node: the node's pools as name=size,... (e.g. pool-ssd=9Gi), written into the Node's annotation csi.volume.kubernetes.io/<driver name>; empty leaves the annotation alone")
+	fs.StringVar(&cfg.Endpoint, "endpoint", "", "CSI socket (unix:///path or a path); default /var/lib/kubelet/plugins/<driver name>/csi.sock")
 	fs.DurationVar(&cfg.Latency, "provision-latency", 0, "controller: how long provisioning a volume takes")
 	fs.BoolVar(&cfg.LeaderElection, "leader-election", false, "controller: elect a leader among replicas")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "controller: namespace of the leader election Lease")
@@ -61,6 +66,14 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	names, err := csilocal.NamesOf(*driverName)
+	if err != nil {
+		return fmt.Errorf("--driver-name: %w", err)
+	}
+	cfg.Names = names
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = "/var/lib/kubelet/plugins/" + names.Driver + "/csi.sock"
 	}
 
 	for _, m := range strings.Split(*mode, ",") {

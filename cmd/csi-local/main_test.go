@@ -18,6 +18,7 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"--mode=node", "--node-name=n", "--pools=a"}, "--pools: pool \"a\": want name=size"},
 		{[]string{"--mode=node", "--node-name=n", "--pools=a=-1Gi"}, "negative capacity"},
 		{[]string{"--mode=controller", "extra"}, "unexpected arguments"},
+		{[]string{"--mode=controller", "--driver-name=kubernetes.io/csi.local"}, "--driver-name: \"kubernetes.io/csi.local\" is not a CSI driver name"},
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 		{[]string{"--mode=controller", "--kubeconfig=" + missing}, "kubeconfig"},
 	} {

@@ -17,10 +17,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// patchPools sets the node's PoolsAnnotation to value.
-func patchPools(ctx context.Context, client kubernetes.Interface, node, value string) error {
+// patchPools sets the node's annotation to value.
+func patchPools(ctx context.Context, client kubernetes.Interface, node, annotation, value string) error {
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{PoolsAnnotation: value}},
+		"metadata": map[string]any{"annotations": map[string]string{annotation: value}},
 	})
 	if err != nil {
 		return err
@@ -49,16 +49,17 @@ func WaitForNode(ctx context.Context, client kubernetes.Interface, name string) 
 	return node, nil
 }
 
-// KeepPoolsAnnotation writes value into the node's PoolsAnnotation, and
+// KeepPoolsAnnotation writes value into the node's annotation, the pools
+// annotation of a driver (Names.PoolsAnnotation), and
 // writes it again whenever the Node shows another value (someone changed
 // it, or the Node was deleted and registered again), until ctx is done.
 // It returns once the first write succeeded; the returned channel is
 // closed when it stops.
-func KeepPoolsAnnotation(ctx context.Context, client kubernetes.Interface, node, value string) (<-chan struct{}, error) {
-	logger := klog.FromContext(ctx).WithValues("node", node, "annotation", PoolsAnnotation, "value", value)
+func KeepPoolsAnnotation(ctx context.Context, client kubernetes.Interface, node, annotation, value string) (<-chan struct{}, error) {
+	logger := klog.FromContext(ctx).WithValues("node", node, "annotation", annotation, "value", value)
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 10 * time.Second, Steps: 1 << 30},
 		func(ctx context.Context) (bool, error) {
-			if err := patchPools(ctx, client, node, value); err != nil {
+			if err := patchPools(ctx, client, node, annotation, value); err != nil {
 				logger.V(2).Info("Cannot write the pools yet", "err", err)
 				return false, nil
 			}
@@ -75,14 +76,14 @@ func KeepPoolsAnnotation(ctx context.Context, client kubernetes.Interface, node,
 		}))
 	restore := func(obj any) {
 		n, ok := obj.(*v1.Node)
-		if !ok || n.Name != node || n.Annotations[PoolsAnnotation] == value {
+		if !ok || n.Name != node || n.Annotations[annotation] == value {
 			return
 		}
-		if err := patchPools(ctx, client, node, value); err != nil {
+		if err := patchPools(ctx, client, node, annotation, value); err != nil {
 			logger.Error(err, "Cannot restore the pools annotation; retrying at the next resync")
 			return
 		}
-		logger.Info("Restored the pools annotation", "was", n.Annotations[PoolsAnnotation])
+		logger.Info("Restored the pools annotation", "was", n.Annotations[annotation])
 	}
 	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    restore,

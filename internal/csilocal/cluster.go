@@ -19,17 +19,20 @@ const (
 )
 
 // KubeCluster reads nodes and volumes from informers: a node's pools from
-// its PoolsAnnotation, the volumes on it from the PersistentVolumes pinned
-// to it.
+// the driver's pools annotation, the volumes on it from the
+// PersistentVolumes pinned to it.
 type KubeCluster struct {
+	names   Names
 	nodes   corelisters.NodeLister
 	pvs     cache.Indexer
 	classes storagelisters.StorageClassLister
 }
 
 // NewKubeCluster indexes the PersistentVolume informer of factory by node
-// and by CSI volume handle. Call it before factory.Start.
-func NewKubeCluster(factory informers.SharedInformerFactory) (*KubeCluster, error) {
+// and by CSI volume handle of the driver of names (the zero Names:
+// DefaultNames). Call it before factory.Start.
+func NewKubeCluster(factory informers.SharedInformerFactory, names Names) (*KubeCluster, error) {
+	names = names.orDefault()
 	pvInformer := factory.Core().V1().PersistentVolumes().Informer()
 	err := pvInformer.AddIndexers(cache.Indexers{
 		pvNodeIndex: func(obj any) ([]string, error) {
@@ -41,7 +44,7 @@ func NewKubeCluster(factory informers.SharedInformerFactory) (*KubeCluster, erro
 		},
 		pvHandleIndex: func(obj any) ([]string, error) {
 			pv, ok := obj.(*v1.PersistentVolume)
-			if !ok || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != DriverName {
+			if !ok || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != names.Driver {
 				return nil, nil
 			}
 			return []string{pv.Spec.CSI.VolumeHandle}, nil
@@ -51,6 +54,7 @@ func NewKubeCluster(factory informers.SharedInformerFactory) (*KubeCluster, erro
 		return nil, err
 	}
 	return &KubeCluster{
+		names:   names,
 		nodes:   factory.Core().V1().Nodes().Lister(),
 		pvs:     pvInformer.GetIndexer(),
 		classes: factory.Storage().V1().StorageClasses().Lister(),
@@ -107,9 +111,9 @@ func (c *KubeCluster) NodeVolumes(topology string) (Pools, []Volume, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ann, ok := node.Annotations[PoolsAnnotation]
+	ann, ok := node.Annotations[c.names.PoolsAnnotation()]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: node %q has no annotation %s", ErrNoPool, node.Name, PoolsAnnotation)
+		return nil, nil, fmt.Errorf("%w: node %q has no annotation %s", ErrNoPool, node.Name, c.names.PoolsAnnotation())
 	}
 	pools, err := ParsePools(ann)
 	if err != nil {
@@ -142,14 +146,14 @@ func (c *KubeCluster) NodeVolumes(topology string) (Pools, []Volume, error) {
 // from the class).
 func (c *KubeCluster) volume(pv *v1.PersistentVolume) (Volume, bool) {
 	size := pv.Spec.Capacity[v1.ResourceStorage]
-	if pv.Spec.CSI != nil && pv.Spec.CSI.Driver == DriverName {
+	if pv.Spec.CSI != nil && pv.Spec.CSI.Driver == c.names.Driver {
 		return Volume{ID: pv.Spec.CSI.VolumeHandle, Pool: pv.Spec.CSI.VolumeAttributes[AttrPool], Size: size.Value()}, true
 	}
 	if pv.Spec.StorageClassName == "" {
 		return Volume{}, false
 	}
 	class, err := c.classes.Get(pv.Spec.StorageClassName)
-	if err != nil || class.Provisioner != ProvisionerName {
+	if err != nil || class.Provisioner != c.names.Provisioner {
 		return Volume{}, false
 	}
 	return Volume{ID: "pv/" + pv.Name, Pool: class.Parameters[ParamPool], Size: size.Value()}, true

@@ -5,8 +5,12 @@
 // It speaks the names of that contract: CSI driver kubernetes.io.csi.local,
 // StorageClass provisioner kubernetes.io/csi.local, and the pools of a node
 // in its annotation csi.volume.kubernetes.io/kubernetes.io.csi.local (a JSON
-// object, pool name → total capacity). It has two halves, which one binary
-// (cmd/csi-local) runs separately or together:
+// object, pool name → total capacity). With other Names (cmd/csi-local
+// --driver-name) it runs as any other node-local CSI driver: driver and
+// provisioner are that name, and the pools are in
+// csi.volume.kubernetes.io/<driver>, for StorageClasses that opt into the
+// fork's check with kube-carry.io/capacity-source. It has two halves,
+// which one binary (cmd/csi-local) runs separately or together:
 //
 //   - The controller provisions the claims of WaitForFirstConsumer classes
 //     of provisioner kubernetes.io/csi.local on their selected node

@@ -28,6 +28,9 @@ type Config struct {
 	Client kubernetes.Interface
 	// Version is the vendor version of GetPluginInfo.
 	Version string
+	// Names are the names the driver runs under; the zero Names are
+	// DefaultNames.
+	Names Names
 
 	// Latency is how long provisioning a volume takes (controller).
 	Latency time.Duration
@@ -38,7 +41,7 @@ type Config struct {
 
 	// NodeName is the name of the node's Node object (node).
 	NodeName string
-	// Pools is the value for the node's PoolsAnnotation (ParsePoolsFlag);
+	// Pools is the value for the node's pools annotation (ParsePoolsFlag);
 	// empty leaves the annotation alone.
 	Pools string
 	// DataDir holds the volumes' directories (node).
@@ -68,6 +71,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	names := cfg.Names.orDefault()
 	logger := klog.FromContext(ctx)
 	// Returning early stops what has started.
 	ctx, cancel := context.WithCancel(ctx)
@@ -84,7 +88,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// reports, and refuses a value other than the label's.
 		topology := n.Labels[v1.LabelHostname]
 		if cfg.Pools != "" {
-			done, err := KeepPoolsAnnotation(ctx, cfg.Client, cfg.NodeName, cfg.Pools)
+			done, err := KeepPoolsAnnotation(ctx, cfg.Client, cfg.NodeName, names.PoolsAnnotation(), cfg.Pools)
 			if err != nil {
 				return err
 			}
@@ -96,7 +100,7 @@ func Run(ctx context.Context, cfg Config) error {
 	var ctrl *Controller
 	if cfg.Controller {
 		factory := informers.NewSharedInformerFactory(cfg.Client, controller.DefaultResyncPeriod)
-		cluster, err := NewKubeCluster(factory)
+		cluster, err := NewKubeCluster(factory, names)
 		if err != nil {
 			return err
 		}
@@ -115,25 +119,29 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.LeaderElectionNamespace != "" {
 			pcOpts = append(pcOpts, controller.LeaderElectionNamespace(cfg.LeaderElectionNamespace))
 		}
-		prov := &Provisioner{Controller: ctrl}
-		pc := controller.NewProvisionController(ctx, cfg.Client, ProvisionerName, prov, pcOpts...)
-		annotator, err := NewClaimAnnotator(cfg.Client, factory)
-		if err != nil {
-			return err
-		}
-		releaser, err := NewVolumeReleaser(cfg.Client, factory, prov)
-		if err != nil {
-			return err
+		prov := &Provisioner{Controller: ctrl, Names: names}
+		pc := controller.NewProvisionController(ctx, cfg.Client, names.Provisioner, prov, pcOpts...)
+		if names.legacyProvisioner() {
+			// Upstream hands neither claims nor released volumes of a
+			// kubernetes.io/ provisioner to it (docs/local-dynamic.md).
+			annotator, err := NewClaimAnnotator(cfg.Client, factory)
+			if err != nil {
+				return err
+			}
+			releaser, err := NewVolumeReleaser(cfg.Client, factory, prov)
+			if err != nil {
+				return err
+			}
+			g.Go(func() error {
+				annotator.Run(ctx)
+				return nil
+			})
+			g.Go(func() error {
+				releaser.Run(ctx)
+				return nil
+			})
 		}
 		factory.Start(ctx.Done())
-		g.Go(func() error {
-			annotator.Run(ctx)
-			return nil
-		})
-		g.Go(func() error {
-			releaser.Run(ctx)
-			return nil
-		})
 		g.Go(func() error {
 			pc.Run(ctx)
 			factory.Shutdown()
@@ -145,7 +153,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("CSI endpoint: %w", err)
 	}
-	csi.RegisterIdentityServer(server.GRPC(), &Identity{Version: cfg.Version, Controller: cfg.Controller})
+	csi.RegisterIdentityServer(server.GRPC(), &Identity{Version: cfg.Version, Controller: cfg.Controller, Driver: names.Driver})
 	if ctrl != nil {
 		csi.RegisterControllerServer(server.GRPC(), ctrl)
 	}
@@ -159,12 +167,12 @@ func Run(ctx context.Context, cfg Config) error {
 		if endpoint == "" {
 			endpoint = sock
 		}
-		reg, err := ListenRegistration(ctx, cfg.RegistrationDir, &Registration{Endpoint: endpoint})
+		reg, err := ListenRegistration(ctx, cfg.RegistrationDir, &Registration{Endpoint: endpoint, Driver: names.Driver})
 		if err != nil {
 			return fmt.Errorf("kubelet registration: %w", err)
 		}
 		g.Go(func() error { return reg.Serve(ctx) })
 	}
-	logger.Info("Running", "driver", DriverName, "controller", cfg.Controller, "node", cfg.Node, "endpoint", sock)
+	logger.Info("Running", "driver", names.Driver, "provisioner", names.Provisioner, "controller", cfg.Controller, "node", cfg.Node, "endpoint", sock)
 	return g.Wait()
 }

@@ -14,11 +14,13 @@ type Identity struct {
 	Version string
 	// Controller says whether this process serves the Controller service.
 	Controller bool
+	// Driver is the driver name; DriverName when empty.
+	Driver string
 }
 
-// GetPluginInfo reports the driver name kubernetes.io.csi.local.
+// GetPluginInfo reports the driver name, kubernetes.io.csi.local by default.
 func (i *Identity) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
-	return &csi.GetPluginInfoResponse{Name: DriverName, VendorVersion: i.Version}, nil
+	return &csi.GetPluginInfoResponse{Name: Names{Driver: i.Driver}.orDefault().Driver, VendorVersion: i.Version}, nil
 }
 
 // GetPluginCapabilities reports the Controller service (when served) and

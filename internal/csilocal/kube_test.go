@@ -72,8 +72,14 @@ func pv(name, host string, size int64, driver bool, pool, className string, byLa
 
 func startCluster(t *testing.T, objs ...runtime.Object) *KubeCluster {
 	t.Helper()
+	return startClusterOf(t, Names{}, objs...)
+}
+
+// startClusterOf is startCluster for the driver of names.
+func startClusterOf(t *testing.T, names Names, objs ...runtime.Object) *KubeCluster {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(objs...), 0)
-	cluster, err := NewKubeCluster(factory)
+	cluster, err := NewKubeCluster(factory, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +317,7 @@ func TestKeepPoolsAnnotation(t *testing.T) {
 	client := fake.NewClientset(node("node-1", "node-1", ""), node("node-2", "node-2", `{"x": "1Gi"}`))
 	ctx, cancel := context.WithCancel(context.Background())
 	value := `{"pool-ssd":"9Gi"}`
-	done, err := KeepPoolsAnnotation(ctx, client, "node-1", value)
+	done, err := KeepPoolsAnnotation(ctx, client, "node-1", PoolsAnnotation, value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +332,7 @@ func TestKeepPoolsAnnotation(t *testing.T) {
 	if got := annotation("node-1"); got != value {
 		t.Fatalf("annotation after start: %q, want %q", got, value)
 	}
-	if err := patchPools(ctx, client, "node-1", `{"pool-ssd":"1Gi"}`); err != nil {
+	if err := patchPools(ctx, client, "node-1", PoolsAnnotation, `{"pool-ssd":"1Gi"}`); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {

@@ -22,6 +22,8 @@ import (
 // DeleteVolume.
 type Provisioner struct {
 	Controller *Controller
+	// Names are the driver's names; the zero Names are DefaultNames.
+	Names Names
 }
 
 var _ controller.Provisioner = &Provisioner{}
@@ -33,9 +35,10 @@ var _ controller.Provisioner = &Provisioner{}
 // scheduler picks a node again.
 func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
 	class, claim := opts.StorageClass, opts.PVC
+	names := p.Names.orDefault()
 	if class.VolumeBindingMode == nil || *class.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
 		return nil, controller.ProvisioningFinished, fmt.Errorf("%s provisions only StorageClasses with volumeBindingMode %s: a local volume is carved on the pod's node",
-			ProvisionerName, storagev1.VolumeBindingWaitForFirstConsumer)
+			names.Provisioner, storagev1.VolumeBindingWaitForFirstConsumer)
 	}
 	if opts.SelectedNode == nil {
 		return nil, controller.ProvisioningFinished, fmt.Errorf("claim has no selected node")
@@ -86,7 +89,7 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 				v1.ResourceStorage: *resource.NewQuantity(vol.GetCapacityBytes(), resource.BinarySI),
 			},
 			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
-				Driver:           DriverName,
+				Driver:           names.Driver,
 				VolumeHandle:     vol.GetVolumeId(),
 				VolumeAttributes: vol.GetVolumeContext(),
 			}},
@@ -101,8 +104,9 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 
 // Delete deletes the volume of a PV of the driver.
 func (p *Provisioner) Delete(ctx context.Context, pv *v1.PersistentVolume) error {
-	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != DriverName {
-		return &controller.IgnoredError{Reason: fmt.Sprintf("PersistentVolume %q is not a volume of %s", pv.Name, DriverName)}
+	driver := p.Names.orDefault().Driver
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != driver {
+		return &controller.IgnoredError{Reason: fmt.Sprintf("PersistentVolume %q is not a volume of %s", pv.Name, driver)}
 	}
 	_, err := p.Controller.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: pv.Spec.CSI.VolumeHandle})
 	return err

@@ -26,6 +26,8 @@ type Registration struct {
 	registerapi.UnimplementedRegistrationServer
 	// Endpoint is the CSI socket as the kubelet reaches it.
 	Endpoint string
+	// Driver is the driver name; DriverName when empty.
+	Driver string
 
 	mu         sync.Mutex
 	registered bool
@@ -38,7 +40,7 @@ func (r *Registration) GetInfo(ctx context.Context, _ *registerapi.InfoRequest) 
 	klog.FromContext(ctx).V(2).Info("Kubelet asked for plugin info", "endpoint", r.Endpoint)
 	return &registerapi.PluginInfo{
 		Type:              registerapi.CSIPlugin,
-		Name:              DriverName,
+		Name:              Names{Driver: r.Driver}.orDefault().Driver,
 		Endpoint:          r.Endpoint,
 		SupportedVersions: SupportedVersions,
 	}, nil
