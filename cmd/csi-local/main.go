@@ -13,6 +13,9 @@
 // --driver-name runs it as another node-local CSI driver, whose
 // StorageClasses (provisioner: the driver name) opt into the fork's
 // capacity check with the annotation kube-carry.io/capacity-source.
+// --enable-capacity makes the controller publish CSIStorageCapacity objects
+// (one per node and StorageClass, refreshed every --capacity-poll-interval)
+// for upstream's storage capacity tracking, as external-provisioner does.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,6 +60,9 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Latency, "provision-latency", 0, "controller: how long provisioning a volume takes")
 	fs.BoolVar(&cfg.LeaderElection, "leader-election", false, "controller: elect a leader among replicas")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "controller: namespace of the leader election Lease")
+	enableCapacity := fs.Bool("enable-capacity", false, "controller: publish the free capacity of each node and StorageClass as CSIStorageCapacity objects, as external-provisioner --enable-capacity does")
+	fs.StringVar(&cfg.CapacityNamespace, "capacity-namespace", "kube-system", "controller: namespace of the CSIStorageCapacity objects")
+	fs.DurationVar(&cfg.CapacityInterval, "capacity-poll-interval", time.Minute, "controller: how often the CSIStorageCapacity objects are refreshed")
 	fs.StringVar(&cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "node: name of this node's Node object (default: $NODE_NAME, else the host name)")
 	fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/csi-local", "node: directory holding a directory per volume")
 	fs.StringVar(&cfg.RegistrationDir, "kubelet-registration-dir", "/var/lib/kubelet/plugins_registry", "node: the kubelet's plugin registry directory; empty: do not register with the kubelet")
@@ -85,6 +92,13 @@ func run(args []string) error {
 		default:
 			return fmt.Errorf("--mode: unknown mode %q (want controller, node or controller,node)", m)
 		}
+	}
+	if !*enableCapacity {
+		cfg.CapacityNamespace = ""
+	} else if !cfg.Controller {
+		return fmt.Errorf("--enable-capacity is for --mode=controller")
+	} else if cfg.CapacityNamespace == "" || cfg.CapacityInterval <= 0 {
+		return fmt.Errorf("--enable-capacity needs a --capacity-namespace and a positive --capacity-poll-interval")
 	}
 	if cfg.Node && cfg.NodeName == "" {
 		host, err := os.Hostname()

@@ -38,6 +38,11 @@ type Config struct {
 	// (a Lease in LeaderElectionNamespace), for several replicas.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// CapacityNamespace, when not empty, makes the controller publish
+	// CSIStorageCapacity objects there, refreshed every CapacityInterval
+	// (CapacityPublisher).
+	CapacityNamespace string
+	CapacityInterval  time.Duration
 
 	// NodeName is the name of the node's Node object (node).
 	NodeName string
@@ -119,6 +124,22 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.LeaderElectionNamespace != "" {
 			pcOpts = append(pcOpts, controller.LeaderElectionNamespace(cfg.LeaderElectionNamespace))
 		}
+		if cfg.CapacityNamespace != "" {
+			publisher, err := NewCapacityPublisher(CapacityOptions{
+				Client: cfg.Client, Names: names, Namespace: cfg.CapacityNamespace, Interval: cfg.CapacityInterval, Cluster: cluster,
+				Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
+			})
+			if err != nil {
+				return err
+			}
+			g.Go(func() error {
+				if !cacheSynced(ctx, factory) {
+					return nil
+				}
+				publisher.Run(ctx)
+				return nil
+			})
+		}
 		prov := &Provisioner{Controller: ctrl, Names: names}
 		pc := controller.NewProvisionController(ctx, cfg.Client, names.Provisioner, prov, pcOpts...)
 		if names.legacyProvisioner() {
@@ -175,4 +196,15 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	logger.Info("Running", "driver", names.Driver, "provisioner", names.Provisioner, "controller", cfg.Controller, "node", cfg.Node, "endpoint", sock)
 	return g.Wait()
+}
+
+// cacheSynced waits until the informers of factory have synced; false when
+// ctx is done first.
+func cacheSynced(ctx context.Context, factory informers.SharedInformerFactory) bool {
+	for _, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
