@@ -45,7 +45,7 @@ func scenarios() []scenario {
 			},
 		},
 		{
-			name: "any CSI driver: the seed 000 burst with a StorageClass of csi-local.kube-carry.io that opts in", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
+			name: "any CSI driver (csi-local.kube-carry.io, class opted in): 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
 			driver: "csi-local.kube-carry.io",
 			run:    func(e *env) result { return e.overcommit(false) },
 			check: func(t *testing.T, f, u result) {
