@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -51,6 +52,7 @@ type CapacityPublisher struct {
 	cluster   Cluster
 	nodes     corelisters.NodeLister
 	classes   storagelisters.StorageClassLister
+	synced    []cache.InformerSynced
 }
 
 // CapacityOptions configure a CapacityPublisher.
@@ -66,6 +68,9 @@ type CapacityOptions struct {
 	Cluster Cluster
 	Nodes   corelisters.NodeLister
 	Classes storagelisters.StorageClassLister
+	// Synced report whether the informers behind Cluster, Nodes and
+	// Classes have synced: Run publishes nothing before.
+	Synced []cache.InformerSynced
 }
 
 // NewCapacityPublisher returns a publisher; it checks the options.
@@ -80,13 +85,18 @@ func NewCapacityPublisher(opts CapacityOptions) (*CapacityPublisher, error) {
 	}
 	return &CapacityPublisher{
 		client: opts.Client, names: opts.Names.orDefault(), namespace: opts.Namespace, interval: opts.Interval,
-		cluster: opts.Cluster, nodes: opts.Nodes, classes: opts.Classes,
+		cluster: opts.Cluster, nodes: opts.Nodes, classes: opts.Classes, synced: opts.Synced,
 	}, nil
 }
 
-// Run refreshes the objects every interval until ctx is done.
+// Run refreshes the objects every interval until ctx is done, once the
+// informers have synced: before, every object would look stale and be
+// deleted.
 func (p *CapacityPublisher) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("driver", p.names.Driver, "namespace", p.namespace)
+	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		return
+	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := p.Sync(ctx); err != nil {
 			logger.Error(err, "Publishing storage capacity failed; retrying at the next refresh", "interval", p.interval)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 )
 
 // publishedCapacities returns the capacity of each CSIStorageCapacity
@@ -171,5 +172,52 @@ func TestNewCapacityPublisherOptions(t *testing.T) {
 		if _, err := NewCapacityPublisher(opts); err == nil {
 			t.Errorf("options without %s: no error", name)
 		}
+	}
+}
+
+// TestCapacityPublisherWaitsForSync checks that Run publishes nothing
+// before the informers have synced: with empty listers every object of the
+// driver would look stale and be deleted.
+func TestCapacityPublisherWaitsForSync(t *testing.T) {
+	names, err := NamesOf("lvm.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := &storagev1.CSIStorageCapacity{
+		ObjectMeta:       metav1.ObjectMeta{Name: "published", Namespace: "storage", Labels: map[string]string{LabelDriverName: names.Driver, LabelManagedBy: ManagedBy}},
+		NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{v1.LabelHostname: "host-1"}},
+		StorageClassName: "lvm-a",
+		Capacity:         resource.NewQuantity(GiB, resource.BinarySI),
+	}
+	client := fake.NewClientset(published)
+	// The informers are never started: the listers are empty.
+	factory := informers.NewSharedInformerFactory(client, 0)
+	cluster, err := NewKubeCluster(factory, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced := false
+	publisher, err := NewCapacityPublisher(CapacityOptions{
+		Client: client, Names: names, Namespace: "storage", Interval: 10 * time.Millisecond, Cluster: cluster,
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
+		Synced: []cache.InformerSynced{func() bool { return synced }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	publisher.Run(ctx)
+	if _, err := client.StorageV1().CSIStorageCapacities("storage").Get(context.Background(), "published", metav1.GetOptions{}); err != nil {
+		t.Fatalf("before the informers synced, the publisher deleted an object: %v", err)
+	}
+	// Once synced, the empty listers mean no node and no class: the
+	// object is stale. This shows that the run above would have deleted it.
+	synced = true
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	publisher.Run(ctx)
+	if _, err := client.StorageV1().CSIStorageCapacities("storage").Get(context.Background(), "published", metav1.GetOptions{}); err == nil {
+		t.Fatal("after the informers synced, the stale object is still there")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	mount "k8s.io/mount-utils"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v11/controller"
@@ -128,14 +129,16 @@ func Run(ctx context.Context, cfg Config) error {
 			publisher, err := NewCapacityPublisher(CapacityOptions{
 				Client: cfg.Client, Names: names, Namespace: cfg.CapacityNamespace, Interval: cfg.CapacityInterval, Cluster: cluster,
 				Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
+				Synced: []cache.InformerSynced{
+					factory.Core().V1().Nodes().Informer().HasSynced,
+					factory.Storage().V1().StorageClasses().Informer().HasSynced,
+					factory.Core().V1().PersistentVolumes().Informer().HasSynced,
+				},
 			})
 			if err != nil {
 				return err
 			}
 			g.Go(func() error {
-				if !cacheSynced(ctx, factory) {
-					return nil
-				}
 				publisher.Run(ctx)
 				return nil
 			})
@@ -196,15 +199,4 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	logger.Info("Running", "driver", names.Driver, "provisioner", names.Provisioner, "controller", cfg.Controller, "node", cfg.Node, "endpoint", sock)
 	return g.Wait()
-}
-
-// cacheSynced waits until the informers of factory have synced; false when
-// ctx is done first.
-func cacheSynced(ctx context.Context, factory informers.SharedInformerFactory) bool {
-	for _, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
