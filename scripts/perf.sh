@@ -2,7 +2,9 @@
 # perf: the scheduler's cost of the local-dynamic capacity check, measured
 # the way upstream measures the scheduler: scheduler_perf's
 # SchedulingWaitForFirstConsumer workloads at 1000 nodes (variants plain,
-# localdynamic and csistoragecapacity; each pod has one claim to
+# localdynamic, csistoragecapacity and localdynamic-csistoragecapacity,
+# the fork's capacity source of CSIStorageCapacity objects, where the
+# line's workloads have it; each pod has one claim to
 # provision, bound by a fake provisioner as soon as its node is selected)
 # and upstream's SchedulingCSIPVs/1000Nodes (pre-bound PVs) as the
 # reference, in ./test/integration/scheduler_perf/volumes.
@@ -41,6 +43,9 @@ runs=(
 )
 if ((csi_count > 0)); then
 	runs+=("$wffc/variant=csistoragecapacity\$ $csi_count")
+fi
+if grep -q 'variant=localdynamic-csistoragecapacity$' "$TREE/test/integration/scheduler_perf/volumes/performance-config.yaml"; then
+	runs+=("$wffc/variant=localdynamic-csistoragecapacity\$ $count")
 fi
 if [[ -n "${PERF_BENCH:-}" ]]; then
 	runs=()
