@@ -24,11 +24,16 @@ func (e *env) startDriver() {
 			AttachRequired:       ptr.To(false),
 			PodInfoOnMount:       ptr.To(false),
 			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+			StorageCapacity:      ptr.To(e.capacitySource == sourceCSIStorageCapacity),
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = e.st.Run("csi-local-controller", "", driverBin, "--mode=controller", "--driver-name="+e.names.Driver, "--kubeconfig="+e.st.Kubeconfig,
-		"--provision-latency="+e.latency.String(), "--endpoint="+filepath.Join(e.st.Dir, "csi-local", "controller.sock"), "--v=2")
+	args := []string{"--mode=controller", "--driver-name=" + e.names.Driver, "--kubeconfig=" + e.st.Kubeconfig,
+		"--provision-latency=" + e.latency.String(), "--endpoint=" + filepath.Join(e.st.Dir, "csi-local", "controller.sock"), "--v=2"}
+	if e.capacitySource == sourceCSIStorageCapacity {
+		args = append(args, "--enable-capacity", "--capacity-poll-interval="+capacityPollInterval.String())
+	}
+	_, err = e.st.Run("csi-local-controller", "", driverBin, args...)
 	require.NoError(t, err)
 	for _, n := range e.st.Nodes {
 		dir := filepath.Join(e.st.NodeDir(n), "csi-local")

@@ -90,6 +90,10 @@ type env struct {
 	latency time.Duration
 	// names the CSI driver runs under.
 	names csilocal.Names
+	// capacitySource is the value of kube-carry.io/capacity-source of the
+	// StorageClass of a driver other than kubernetes.io.csi.local; for
+	// csistoragecapacity the driver publishes CSIStorageCapacity objects.
+	capacitySource string
 }
 
 // metric is one row of a scenario's result.
@@ -128,6 +132,11 @@ type scenario struct {
 	// also its StorageClass's provisioner, and the class opts into the
 	// fork's check with kube-carry.io/capacity-source.
 	driver string
+	// capacitySource is the class's capacity source, node-annotation when
+	// empty. With csistoragecapacity the CSIDriver has storageCapacity
+	// and the controller publishes CSIStorageCapacity objects, so that
+	// upstream checks them too.
+	capacitySource string
 	// latency of provisioning a volume.
 	latency time.Duration
 	run     func(e *env) result
@@ -147,14 +156,14 @@ func up(t *testing.T, sc scenario, f flavour) *env {
 		names, err = csilocal.NamesOf(sc.driver)
 		require.NoError(t, err)
 	}
-	return start(t, cfg, names, sc.pools, sc.latency, 10*time.Minute)
+	return start(t, cfg, names, sc.capacitySource, sc.pools, sc.latency, 10*time.Minute)
 }
 
 // start starts the cluster of cfg and the CSI driver under names with the
 // node plugins' pools and the provisioner's latency; the cluster is
 // stopped when the test ends, and timeout bounds everything the test does
 // on it.
-func start(t *testing.T, cfg cluster.Config, names csilocal.Names, pools string, latency, timeout time.Duration) *env {
+func start(t *testing.T, cfg cluster.Config, names csilocal.Names, capacitySource, pools string, latency, timeout time.Duration) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -169,7 +178,7 @@ func start(t *testing.T, cfg cluster.Config, names csilocal.Names, pools string,
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)
-	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: pools, latency: latency, names: names}
+	e := &env{t: t, ctx: ctx, st: st, cs: cs, kubectl: cfg.Binaries.Kubectl, pools: pools, latency: latency, names: names, capacitySource: capacitySource}
 	e.startDriver()
 	return e
 }

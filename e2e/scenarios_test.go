@@ -29,6 +29,12 @@ const (
 	// capacitySourceAnnotation opts a StorageClass of any CSI driver into
 	// the fork's capacity check.
 	capacitySourceAnnotation = "kube-carry.io/capacity-source"
+	// sourceCSIStorageCapacity is the capacity source of the class's
+	// CSIStorageCapacity objects, less the claims reserved since.
+	sourceCSIStorageCapacity = "csistoragecapacity"
+	// capacityPollInterval is how often the test driver refreshes its
+	// CSIStorageCapacity objects: external-provisioner's default.
+	capacityPollInterval = time.Minute
 )
 
 func scenarios() []scenario {
@@ -48,6 +54,18 @@ func scenarios() []scenario {
 			name: "any CSI driver (csi-local.kube-carry.io, class opted in): 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
 			driver: "csi-local.kube-carry.io",
 			run:    func(e *env) result { return e.overcommit(false) },
+			check: func(t *testing.T, f, u result) {
+				assert.Equal(t, "9", f.get("running"), "fork: running pods")
+				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
+				assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
+				assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
+				assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
+			},
+		},
+		{
+			name: "CSIStorageCapacity (csi-local.kube-carry.io publishing, class opted in; upstream with storage capacity tracking): 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
+			driver: "csi-local.kube-carry.io", capacitySource: sourceCSIStorageCapacity,
+			run: func(e *env) result { return e.overcommit(false) },
 			check: func(t *testing.T, f, u result) {
 				assert.Equal(t, "9", f.get("running"), "fork: running pods")
 				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
@@ -86,7 +104,11 @@ func scenarios() []scenario {
 func (e *env) localClass(name, pool string) {
 	meta := metav1.ObjectMeta{Name: name}
 	if e.names != csilocal.DefaultNames {
-		meta.Annotations = map[string]string{capacitySourceAnnotation: "node-annotation"}
+		source := e.capacitySource
+		if source == "" {
+			source = "node-annotation"
+		}
+		meta.Annotations = map[string]string{capacitySourceAnnotation: source}
 	}
 	_, err := e.cs.StorageV1().StorageClasses().Create(e.ctx, &storagev1.StorageClass{
 		ObjectMeta:        meta,
@@ -217,6 +239,26 @@ func (e *env) settle(quiet, timeout time.Duration) (states, time.Duration) {
 func (e *env) overcommit(restarts bool) result {
 	const pods = 11
 	e.localClass("local", "pool-a")
+	var r result
+	if e.capacitySource == sourceCSIStorageCapacity {
+		// The burst starts once the driver has published the class's
+		// object; it stays as written until the next refresh.
+		published := ""
+		e.waitFor(2*capacityPollInterval+30*time.Second, "the driver publishes the CSIStorageCapacity of the class", func() (bool, string) {
+			list, err := e.cs.StorageV1().CSIStorageCapacities("").List(e.ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, c := range list.Items {
+				if c.StorageClassName == "local" && c.Capacity != nil {
+					published = c.Capacity.String()
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d objects, none of class local", len(list.Items))
+		})
+		r.notes = append(r.notes, fmt.Sprintf("CSIStorageCapacity of the class before the burst: %s, refreshed every %s", published, capacityPollInterval))
+	}
 	for i := range pods {
 		name := fmt.Sprintf("data-%02d", i)
 		if _, err := e.cs.CoreV1().PersistentVolumeClaims(ns).Create(e.ctx, claim(name, "local", "1Gi"), metav1.CreateOptions{}); err != nil {
@@ -226,7 +268,6 @@ func (e *env) overcommit(restarts bool) result {
 			e.t.Fatal(err)
 		}
 	}
-	var r result
 	if restarts {
 		// Kill the scheduler while claims are selected for the node but
 		// not yet provisioned.

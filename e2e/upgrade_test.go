@@ -131,7 +131,7 @@ func TestUpgradeWalk(t *testing.T) {
 	ctxStart := time.Now()
 	cfg, _, err := cluster.ForLine(oldest.line, cluster.Options{Nodes: walkNodes, Log: testWriter{t}})
 	require.NoError(t, err)
-	e := start(t, cfg, csilocal.DefaultNames, walkPools, walkProvisionLatency, walkTimeout)
+	e := start(t, cfg, csilocal.DefaultNames, "", walkPools, walkProvisionLatency, walkTimeout)
 	w := &walk{env: e, api: oldest.version, sched: oldest.version, kubelets: map[string]string{}}
 	for _, n := range e.st.Nodes {
 		w.kubelets[n] = oldest.version
