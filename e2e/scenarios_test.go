@@ -41,38 +41,20 @@ func scenarios() []scenario {
 	return []scenario{
 		{
 			name: "seed 000: 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
-			run: func(e *env) result { return e.overcommit(false) },
-			check: func(t *testing.T, f, u result) {
-				assert.Equal(t, "9", f.get("running"), "fork: running pods")
-				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
-				assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
-				assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
-				assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
-			},
+			run:   func(e *env) result { return e.overcommit(false) },
+			check: checkBurst,
 		},
 		{
 			name: "any CSI driver (csi-local.kube-carry.io, class opted in): 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
 			driver: "csi-local.kube-carry.io",
 			run:    func(e *env) result { return e.overcommit(false) },
-			check: func(t *testing.T, f, u result) {
-				assert.Equal(t, "9", f.get("running"), "fork: running pods")
-				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
-				assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
-				assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
-				assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
-			},
+			check:  checkBurst,
 		},
 		{
 			name: "CSIStorageCapacity (csi-local.kube-carry.io publishing, class opted in; upstream with storage capacity tracking): 11 pods with 1 GiB claims at once on a 9 GiB node", nodes: 1, pools: "pool-a=9Gi", latency: 2 * time.Second,
 			driver: "csi-local.kube-carry.io", capacitySource: sourceCSIStorageCapacity,
-			run: func(e *env) result { return e.overcommit(false) },
-			check: func(t *testing.T, f, u result) {
-				assert.Equal(t, "9", f.get("running"), "fork: running pods")
-				assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
-				assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
-				assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
-				assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
-			},
+			run:   func(e *env) result { return e.overcommit(false) },
+			check: checkBurst,
 		},
 		{
 			name: "seed 002: two PVs of one volumeHandle, one readOnly", nodes: 1, pools: "pool-a=9Gi", latency: 0,
@@ -96,6 +78,17 @@ func scenarios() []scenario {
 			},
 		},
 	}
+}
+
+// checkBurst asserts the result of the seed 000 burst (overcommit): the
+// fork runs 9 pods and keeps 2 pending for capacity without a provisioning
+// failure, and upstream over-commits.
+func checkBurst(t *testing.T, f, u result) {
+	assert.Equal(t, "9", f.get("running"), "fork: running pods")
+	assert.Equal(t, "2", f.get("pending, capacity reason"), "fork: pods pending with the capacity reason")
+	assert.Equal(t, "0", f.get("provisioning failures"), "fork: provisioning failures")
+	assert.Equal(t, "0", f.get("over-committed claims"), "fork: claims put on a node that could not hold them")
+	assert.NotEqual(t, "0", u.get("over-committed claims"), "upstream must over-commit, or the scenario shows nothing")
 }
 
 // localClass creates the local-dynamic StorageClass of the pool: of
