@@ -14,7 +14,13 @@ LINE ?=
 export LINE
 TEST_TIMEOUT ?= 60m
 export TEST_TIMEOUT
-export RUN
+# RUN and PERF_BENCH are regular expressions. Given on make's command line,
+# make would expand an anchor followed by a character (`$ `, `$|`) as a
+# variable and drop it: make perf PERF_BENCH='a$ b$' ran one pattern, `ab$`.
+# They reach the scripts as written.
+override RUN := $(value RUN)
+override PERF_BENCH := $(value PERF_BENCH)
+export RUN PERF_BENCH
 export NODES SCHEDULER KUBELET UPSTREAM_BINARIES E2E_SCENARIO
 
 .PHONY: all
