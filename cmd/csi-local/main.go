@@ -14,7 +14,8 @@
 // StorageClasses (provisioner: the driver name) opt into the fork's
 // capacity check with the annotation kube-carry.io/capacity-source.
 // --enable-capacity makes the controller publish CSIStorageCapacity objects
-// (one per node and StorageClass, refreshed every --capacity-poll-interval)
+// (one per node and StorageClass, refreshed --capacity-poll-interval after
+// the last refresh and at once for a class added or deleted)
 // for upstream's storage capacity tracking, as external-provisioner does.
 package main
 
@@ -62,7 +63,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "controller: namespace of the leader election Lease")
 	enableCapacity := fs.Bool("enable-capacity", false, "controller: publish the free capacity of each node and StorageClass as CSIStorageCapacity objects, as external-provisioner --enable-capacity does")
 	fs.StringVar(&cfg.CapacityNamespace, "capacity-namespace", "kube-system", "controller: namespace of the CSIStorageCapacity objects")
-	fs.DurationVar(&cfg.CapacityInterval, "capacity-poll-interval", time.Minute, "controller: how often the CSIStorageCapacity objects are refreshed")
+	fs.DurationVar(&cfg.CapacityInterval, "capacity-poll-interval", time.Minute, "controller: how long after a refresh of the CSIStorageCapacity objects the next one comes (a StorageClass of the driver added or deleted refreshes them at once)")
 	fs.StringVar(&cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "node: name of this node's Node object (default: $NODE_NAME, else the host name)")
 	fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/csi-local", "node: directory holding a directory per volume")
 	fs.StringVar(&cfg.RegistrationDir, "kubelet-registration-dir", "/var/lib/kubelet/plugins_registry", "node: the kubelet's plugin registry directory; empty: do not register with the kubelet")

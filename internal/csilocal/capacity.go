@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
@@ -43,7 +42,9 @@ const (
 // a class without one) at the refresh, with the class's oversellRatio:
 // ratio × capacity − used, never below 0. Between two refreshes the
 // objects do not know about volumes provisioned since, which is what
-// upstream's storage capacity tracking gets from a real driver too.
+// upstream's storage capacity tracking gets from a real driver too. A
+// class of the driver that is added or deleted is published at once, as
+// external-provisioner does, without waiting for the next refresh.
 type CapacityPublisher struct {
 	client    kubernetes.Interface
 	names     Names
@@ -53,6 +54,8 @@ type CapacityPublisher struct {
 	nodes     corelisters.NodeLister
 	classes   storagelisters.StorageClassLister
 	synced    []cache.InformerSynced
+	// refresh asks Run for a refresh before the interval is up.
+	refresh chan struct{}
 }
 
 // CapacityOptions configure a CapacityPublisher.
@@ -71,6 +74,9 @@ type CapacityOptions struct {
 	// Synced report whether the informers behind Cluster, Nodes and
 	// Classes have synced: Run publishes nothing before.
 	Synced []cache.InformerSynced
+	// ClassInformer, if set, is the informer behind Classes: a class of
+	// the driver that it adds or deletes is published at once.
+	ClassInformer cache.SharedInformer
 }
 
 // NewCapacityPublisher returns a publisher; it checks the options.
@@ -83,25 +89,60 @@ func NewCapacityPublisher(opts CapacityOptions) (*CapacityPublisher, error) {
 	case opts.Interval <= 0:
 		return nil, fmt.Errorf("capacity publisher: the refresh interval must be positive, not %s", opts.Interval)
 	}
-	return &CapacityPublisher{
+	p := &CapacityPublisher{
 		client: opts.Client, names: opts.Names.orDefault(), namespace: opts.Namespace, interval: opts.Interval,
 		cluster: opts.Cluster, nodes: opts.Nodes, classes: opts.Classes, synced: opts.Synced,
-	}, nil
+		refresh: make(chan struct{}, 1),
+	}
+	if opts.ClassInformer != nil {
+		classChanged := func(obj interface{}) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if class, ok := obj.(*storagev1.StorageClass); ok && class.Provisioner == p.names.Provisioner {
+				p.refreshSoon()
+			}
+		}
+		if _, err := opts.ClassInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: classChanged, DeleteFunc: classChanged}); err != nil {
+			return nil, fmt.Errorf("capacity publisher: watching StorageClasses: %w", err)
+		}
+	}
+	return p, nil
 }
 
-// Run refreshes the objects every interval until ctx is done, once the
-// informers have synced: before, every object would look stale and be
+// refreshSoon asks Run for a refresh now; requests made before it runs are
+// one refresh.
+func (p *CapacityPublisher) refreshSoon() {
+	select {
+	case p.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// Run refreshes the objects when a class of the driver is added or
+// deleted and an interval after the last refresh, until ctx is done, once
+// the informers have synced: before, every object would look stale and be
 // deleted.
 func (p *CapacityPublisher) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("driver", p.names.Driver, "namespace", p.namespace)
 	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
 		return
 	}
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	// The interval counts from the last refresh, whatever started it.
+	timer := time.NewTimer(p.interval)
+	defer timer.Stop()
+	for {
 		if err := p.Sync(ctx); err != nil {
 			logger.Error(err, "Publishing storage capacity failed; retrying at the next refresh", "interval", p.interval)
 		}
-	}, p.interval)
+		timer.Reset(p.interval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-p.refresh:
+		}
+	}
 }
 
 // capacityKey is one published object: a class on a node.

@@ -221,3 +221,65 @@ func TestCapacityPublisherWaitsForSync(t *testing.T) {
 		t.Fatal("after the informers synced, the stale object is still there")
 	}
 }
+
+// TestCapacityPublisherPublishesNewClass: a class of the driver that is
+// added is published at once and a deleted one's objects are deleted at
+// once, not at the next refresh (an hour here), as external-provisioner
+// does; another driver's class does not refresh.
+func TestCapacityPublisherPublishesNewClass(t *testing.T) {
+	names, err := NamesOf("lvm.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node("node-1", "host-1", "")
+	n.Annotations[names.PoolsAnnotation()] = `{"a": "9Gi"}`
+	client := fake.NewClientset(n)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	cluster, err := NewKubeCluster(factory, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := factory.Storage().V1().StorageClasses()
+	publisher, err := NewCapacityPublisher(CapacityOptions{
+		Client: client, Names: names, Namespace: "storage", Interval: time.Hour, Cluster: cluster,
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: classes.Lister(), ClassInformer: classes.Informer(),
+		Synced: []cache.InformerSynced{classes.Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done; factory.Shutdown() })
+	factory.Start(ctx.Done())
+	go func() { defer close(done); publisher.Run(ctx) }()
+
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	create := func(name, provisioner string) {
+		t.Helper()
+		class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner, VolumeBindingMode: &wffc}
+		if _, err := client.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(step string, want map[string]string) {
+		t.Helper()
+		var got map[string]string
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			got = publishedCapacities(t, client, "storage")
+			return cmp.Equal(want, got), nil
+		})
+		if err != nil {
+			t.Fatalf("%s: capacities (-want +got):\n%s", step, cmp.Diff(want, got))
+		}
+	}
+	// Another driver's class is not published; a class of the driver that
+	// follows it is, with both in the lister by then.
+	create("other", "other.example.com")
+	create("lvm-a", names.Provisioner)
+	waitFor("class added", map[string]string{"lvm-a@host-1": "9Gi"})
+	if err := client.StorageV1().StorageClasses().Delete(ctx, "lvm-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("class deleted", map[string]string{})
+}
