@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
@@ -70,20 +71,19 @@ type CapacityOptions struct {
 	// Cluster gives the pools and volumes of a node (a KubeCluster).
 	Cluster Cluster
 	Nodes   corelisters.NodeLister
-	Classes storagelisters.StorageClassLister
+	// Classes are read from this informer's lister; a class of the
+	// driver that it adds or deletes is published at once.
+	Classes storageinformers.StorageClassInformer
 	// Synced report whether the informers behind Cluster, Nodes and
 	// Classes have synced: Run publishes nothing before.
 	Synced []cache.InformerSynced
-	// ClassInformer, if set, is the informer behind Classes: a class of
-	// the driver that it adds or deletes is published at once.
-	ClassInformer cache.SharedInformer
 }
 
 // NewCapacityPublisher returns a publisher; it checks the options.
 func NewCapacityPublisher(opts CapacityOptions) (*CapacityPublisher, error) {
 	switch {
 	case opts.Client == nil || opts.Cluster == nil || opts.Nodes == nil || opts.Classes == nil:
-		return nil, errors.New("capacity publisher: a client, the cluster and the node and StorageClass listers are needed")
+		return nil, errors.New("capacity publisher: a client, the cluster, the node lister and the StorageClass informer are needed")
 	case opts.Namespace == "":
 		return nil, errors.New("capacity publisher: no namespace for the CSIStorageCapacity objects")
 	case opts.Interval <= 0:
@@ -91,21 +91,19 @@ func NewCapacityPublisher(opts CapacityOptions) (*CapacityPublisher, error) {
 	}
 	p := &CapacityPublisher{
 		client: opts.Client, names: opts.Names.orDefault(), namespace: opts.Namespace, interval: opts.Interval,
-		cluster: opts.Cluster, nodes: opts.Nodes, classes: opts.Classes, synced: opts.Synced,
+		cluster: opts.Cluster, nodes: opts.Nodes, classes: opts.Classes.Lister(), synced: opts.Synced,
 		refresh: make(chan struct{}, 1),
 	}
-	if opts.ClassInformer != nil {
-		classChanged := func(obj interface{}) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if class, ok := obj.(*storagev1.StorageClass); ok && class.Provisioner == p.names.Provisioner {
-				p.refreshSoon()
-			}
+	classChanged := func(obj interface{}) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
 		}
-		if _, err := opts.ClassInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: classChanged, DeleteFunc: classChanged}); err != nil {
-			return nil, fmt.Errorf("capacity publisher: watching StorageClasses: %w", err)
+		if class, ok := obj.(*storagev1.StorageClass); ok && class.Provisioner == p.names.Provisioner {
+			p.refreshSoon()
 		}
+	}
+	if _, err := opts.Classes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: classChanged, DeleteFunc: classChanged}); err != nil {
+		return nil, fmt.Errorf("capacity publisher: watching StorageClasses: %w", err)
 	}
 	return p, nil
 }
@@ -128,20 +126,19 @@ func (p *CapacityPublisher) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
 		return
 	}
-	// The interval counts from the last refresh, whatever started it.
-	timer := time.NewTimer(p.interval)
-	defer timer.Stop()
 	for {
 		if err := p.Sync(ctx); err != nil {
 			logger.Error(err, "Publishing storage capacity failed; retrying at the next refresh", "interval", p.interval)
 		}
-		timer.Reset(p.interval)
+		// The interval counts from the last refresh, whatever started it.
+		timer := time.NewTimer(p.interval)
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
 		case <-p.refresh:
 		}
+		timer.Stop()
 	}
 }
 

@@ -82,7 +82,7 @@ func TestCapacityPublisher(t *testing.T) {
 	}
 	publisher, err := NewCapacityPublisher(CapacityOptions{
 		Client: client, Names: names, Namespace: "storage", Interval: time.Minute, Cluster: cluster,
-		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestNewCapacityPublisherOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := CapacityOptions{Client: client, Namespace: "ns", Interval: time.Second, Cluster: cluster,
-		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister()}
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses()}
 	if _, err := NewCapacityPublisher(ok); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
@@ -199,7 +199,7 @@ func TestCapacityPublisherWaitsForSync(t *testing.T) {
 	synced := false
 	publisher, err := NewCapacityPublisher(CapacityOptions{
 		Client: client, Names: names, Namespace: "storage", Interval: 10 * time.Millisecond, Cluster: cluster,
-		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses(),
 		Synced: []cache.InformerSynced{func() bool { return synced }},
 	})
 	if err != nil {
@@ -242,7 +242,7 @@ func TestCapacityPublisherPublishesNewClass(t *testing.T) {
 	classes := factory.Storage().V1().StorageClasses()
 	publisher, err := NewCapacityPublisher(CapacityOptions{
 		Client: client, Names: names, Namespace: "storage", Interval: time.Hour, Cluster: cluster,
-		Nodes: factory.Core().V1().Nodes().Lister(), Classes: classes.Lister(), ClassInformer: classes.Informer(),
+		Nodes: factory.Core().V1().Nodes().Lister(), Classes: classes,
 		Synced: []cache.InformerSynced{classes.Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced},
 	})
 	if err != nil {

@@ -128,8 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.CapacityNamespace != "" {
 			publisher, err := NewCapacityPublisher(CapacityOptions{
 				Client: cfg.Client, Names: names, Namespace: cfg.CapacityNamespace, Interval: cfg.CapacityInterval, Cluster: cluster,
-				Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses().Lister(),
-				ClassInformer: factory.Storage().V1().StorageClasses().Informer(),
+				Nodes: factory.Core().V1().Nodes().Lister(), Classes: factory.Storage().V1().StorageClasses(),
 				Synced: []cache.InformerSynced{
 					factory.Core().V1().Nodes().Informer().HasSynced,
 					factory.Storage().V1().StorageClasses().Informer().HasSynced,
