@@ -14,13 +14,14 @@ LINE ?=
 export LINE
 TEST_TIMEOUT ?= 60m
 export TEST_TIMEOUT
-# RUN and PERF_BENCH are regular expressions. Given on make's command line,
-# make would expand an anchor followed by a character (`$ `, `$|`) as a
-# variable and drop it: make perf PERF_BENCH='a$ b$' ran one pattern, `ab$`.
-# They reach the scripts as written.
+# RUN, PERF_BENCH and PERF_UPSTREAM_BENCH are regular expressions. Given on
+# make's command line, make would expand an anchor followed by a character
+# (`$ `, `$|`) as a variable and drop it: make perf PERF_BENCH='a$ b$' ran
+# one pattern, `ab$`. They reach the scripts as written.
 override RUN := $(value RUN)
 override PERF_BENCH := $(value PERF_BENCH)
-export RUN PERF_BENCH
+override PERF_UPSTREAM_BENCH := $(value PERF_UPSTREAM_BENCH)
+export RUN PERF_BENCH PERF_UPSTREAM_BENCH
 export NODES SCHEDULER KUBELET UPSTREAM_BINARIES E2E_SCENARIO
 
 .PHONY: all
@@ -177,8 +178,12 @@ bench-full: build etcd ## the throughput benchmark with 1000 nodes
 	BENCH_NODES=1000 scripts/bench.sh
 
 .PHONY: perf
-perf: apply etcd ## scheduler_perf at 1000 nodes: WaitForFirstConsumer plain vs local-dynamic vs CSIStorageCapacity (5 runs each, taking turns), benchstat
+perf: apply etcd ## scheduler_perf at 1000 nodes (PERF_NODES=5000): WaitForFirstConsumer plain vs local-dynamic vs CSIStorageCapacity (5 runs each, taking turns), benchstat, peak RSS
 	scripts/perf.sh
+
+.PHONY: perf-upstream
+perf-upstream: apply etcd ## upstream's scheduler_perf threshold workloads at 5000 nodes (CSIPVs, InTreePVs, MigratedInTreePVs, WithMixedChurn): the fork's tree vs plain upstream, taking turns (5 runs each), benchstat, peak RSS
+	scripts/perf-upstream.sh
 
 .PHONY: soak
 soak: build etcd ## the S2 stress scenario with SOAK_N iterations (default 100) against a real apiserver and etcd

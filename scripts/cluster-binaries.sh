@@ -39,16 +39,7 @@ build_into() {
 build_into "$BIN" "$TREE" "$(carry ldflags)" "$(git -C "$TREE" rev-parse HEAD)" "${CLUSTER_PROGRAMS[@]}"
 
 # Plain upstream from a worktree of the tree at its first commit.
-base=$(git -C "$TREE" rev-list --max-parents=0 HEAD)
-src="$OUT/upstream/src"
-# A worktree whose tree was removed or fetched again is made anew.
-if ! head=$(git -C "$src" rev-parse HEAD 2>/dev/null) || [[ "$(git -C "$src" rev-parse --path-format=absolute --git-common-dir)" != "$(git -C "$TREE" rev-parse --path-format=absolute --git-common-dir)" ]]; then
-	log "cluster-binaries: line $LINE: worktree of upstream ($base) in $src"
-	rm -rf "$src"
-	git -C "$TREE" worktree prune
-	git -C "$TREE" worktree add --quiet --detach "$src" "$base"
-elif [[ "$head" != "$base" ]]; then
-	git -C "$src" checkout --quiet --force --detach "$base"
-fi
-build_into "$UPSTREAM_BIN" "$src" "$(carry ldflags -upstream)" "$base" "${BINARIES[@]/#/cmd/}"
+upstream_worktree
+base=$(git -C "$UPSTREAM_SRC" rev-parse HEAD)
+build_into "$UPSTREAM_BIN" "$UPSTREAM_SRC" "$(carry ldflags -upstream)" "$base" "${BINARIES[@]/#/cmd/}"
 log "cluster-binaries: line $LINE: $version cluster binaries in $BIN, upstream $(carry upstream) in $UPSTREAM_BIN"

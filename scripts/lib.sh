@@ -36,3 +36,21 @@ line_paths() {
 	paths=$(carry paths) || exit 1
 	eval "$paths"
 }
+
+# upstream_worktree sets UPSTREAM_SRC to plain upstream of the line's
+# release: a worktree of the line's tree at its first commit (`upstream
+# vX.Y.Z`), made anew when the tree was removed or fetched again (call
+# line_paths first).
+upstream_worktree() {
+	local base head
+	base=$(git -C "$TREE" rev-list --max-parents=0 HEAD)
+	UPSTREAM_SRC="$OUT/upstream/src"
+	if ! head=$(git -C "$UPSTREAM_SRC" rev-parse HEAD 2>/dev/null) || [[ "$(git -C "$UPSTREAM_SRC" rev-parse --path-format=absolute --git-common-dir)" != "$(git -C "$TREE" rev-parse --path-format=absolute --git-common-dir)" ]]; then
+		log "upstream: line $LINE: worktree of upstream ($base) in $UPSTREAM_SRC"
+		rm -rf "$UPSTREAM_SRC"
+		git -C "$TREE" worktree prune
+		git -C "$TREE" worktree add --quiet --detach "$UPSTREAM_SRC" "$base"
+	elif [[ "$head" != "$base" ]]; then
+		git -C "$UPSTREAM_SRC" checkout --quiet --force --detach "$base"
+	fi
+}

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # perf: the scheduler's cost of the local-dynamic capacity check, measured
 # the way upstream measures the scheduler: scheduler_perf's
-# SchedulingWaitForFirstConsumer workloads at 1000 nodes (variants plain,
-# localdynamic, csistoragecapacity and localdynamic-csistoragecapacity,
-# the fork's capacity source of CSIStorageCapacity objects, where the
-# line's workloads have it; each pod has one claim to
-# provision, bound by a fake provisioner as soon as its node is selected)
-# and upstream's SchedulingCSIPVs/1000Nodes (pre-bound PVs) as the
-# reference, in ./test/integration/scheduler_perf/volumes.
+# SchedulingWaitForFirstConsumer workloads at PERF_NODES nodes (1000, or
+# 5000 with the pod counts of upstream's threshold workloads; variants
+# plain, localdynamic, csistoragecapacity and
+# localdynamic-csistoragecapacity, the fork's capacity source of
+# CSIStorageCapacity objects, where the line's workloads have it; each pod
+# has one claim to provision, bound by a fake provisioner as soon as its
+# node is selected) and, at 1000 nodes, upstream's SchedulingCSIPVs/1000Nodes
+# (pre-bound PVs) as the reference, in ./test/integration/scheduler_perf/volumes
+# (at 5000 nodes make perf-upstream runs upstream's own workloads).
 # PERF_COUNT (5) repeats each of them; PERF_CSI_COUNT (PERF_COUNT)
 # repeats csistoragecapacity alone (0 skips it: on a tree without
 # volumebinding-csistoragecapacity-index, upstream's check schedules about
@@ -22,6 +24,8 @@
 # that matches several benchmarks runs them in one process, in order).
 # PERF_PROFILE=1 writes a CPU profile of each run (scheduler_perf's
 # -perf-cpuprofile).
+# Each run's results are read from scheduler_perf's data items, with the
+# process's peak RSS (max-rss-B), by carry perf-run (internal/perf).
 # Writes _output/<line>/perf/<time>/: results.txt (the benchmark lines, for
 # benchstat), the log and scheduler_perf's data items and profiles; prints
 # benchstat of the variants side by side and of the reference.
@@ -32,19 +36,29 @@ line_paths
 
 count=${PERF_COUNT:-5}
 csi_count=${PERF_CSI_COUNT:-$count}
+nodes=${PERF_NODES:-1000}
+config="$TREE/test/integration/scheduler_perf/volumes/performance-config.yaml"
+# The sizes of the workloads make perf runs (label wait-for-first-consumer).
+sizes=$( (grep -s -A1 -E '^  - name: [0-9]+Nodes/variant=plain$' "$config" || true) |
+	grep -B1 'labels: \[wait-for-first-consumer\]' | grep -oE '[0-9]+Nodes' | sed 's/Nodes$//' | paste -sd ' ' || true)
+if [[ " $sizes " != *" $nodes "* ]]; then
+	die "perf: PERF_NODES=$nodes: line $LINE has no SchedulingWaitForFirstConsumer workloads of that size for make perf (sizes: ${sizes:-none})"
+fi
 # One pattern per benchmark: -bench matches level by level, and a
 # benchmark that only matches the first levels of a pattern (the reference
 # has no variant level) runs once, unreported.
-wffc=BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/1000Nodes
+wffc=BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/${nodes}Nodes
 runs=(
 	"$wffc/variant=plain\$ $count"
 	"$wffc/variant=localdynamic\$ $count"
-	"BenchmarkPerfScheduling/SchedulingCSIPVs/1000Nodes\$ $count"
 )
+if ((nodes == 1000)); then
+	runs+=("BenchmarkPerfScheduling/SchedulingCSIPVs/1000Nodes\$ $count")
+fi
 if ((csi_count > 0)); then
 	runs+=("$wffc/variant=csistoragecapacity\$ $csi_count")
 fi
-if grep -q 'variant=localdynamic-csistoragecapacity$' "$TREE/test/integration/scheduler_perf/volumes/performance-config.yaml"; then
+if grep -q "name: ${nodes}Nodes/variant=localdynamic-csistoragecapacity\$" "$config"; then
 	runs+=("$wffc/variant=localdynamic-csistoragecapacity\$ $count")
 fi
 if [[ -n "${PERF_BENCH:-}" ]]; then
@@ -74,6 +88,12 @@ mkdir -p "$dir/srcdir/k8s.io"
 ln -s "$TREE" "$dir/srcdir/k8s.io/kubernetes"
 
 : >"$log_file"
+# benchstat shows these lines as the results' configuration.
+{
+	printf 'goos: %s\ngoarch: %s\n' "$(go env GOOS)" "$(go env GOARCH)"
+	printf 'cpu: %s\n' "$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	printf 'pkg: k8s.io/kubernetes/test/integration/scheduler_perf/volumes\n'
+} >"$result"
 # logged WHAT CMD...: runs CMD with its output in the log; on failure shows
 # the log's end and stops, saying that WHAT failed.
 logged() {
@@ -108,20 +128,20 @@ for ((round = 0; round < rounds; round++)); do
 		# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
 		# per-workload logs and profiles go.
 		PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir" TEST_WORKSPACE=. \
-			logged scheduler_perf "$dir/volumes.test" -test.timeout 0 -test.run '^$' \
+			carry perf-run -dir "$PWD" -items "$dir" -log "$log_file" -results "$result" -- \
+			"$dir/volumes.test" -test.timeout 0 -test.run '^$' \
 			-test.bench "$bench" -test.benchtime=1x -test.count=1 \
-			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}"
+			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}" ||
+			die "perf: scheduler_perf -bench '$bench' failed (log: $log_file)"
 	done
 done
 
-{
-	grep -E '^(goos|goarch|pkg|cpu):' "$log_file" | sort -u
-	grep '^BenchmarkPerfScheduling/' "$log_file"
-} >"$result"
 grep -q '^BenchmarkPerfScheduling/' "$result" || die "perf: no benchmark ran (log: $log_file)"
 
 log "perf: the variants of SchedulingWaitForFirstConsumer (benchstat -col /variant $result)"
 "$TOOLS/benchstat" -col /variant -filter '.fullname:/SchedulingWaitForFirstConsumer/' "$result"
-log "perf: the reference (pre-bound PVs)"
-"$TOOLS/benchstat" -filter '.fullname:/SchedulingCSIPVs/' "$result"
+if grep -q '^BenchmarkPerfScheduling/SchedulingCSIPVs/' "$result"; then
+	log "perf: the reference (pre-bound PVs)"
+	"$TOOLS/benchstat" -filter '.fullname:/SchedulingCSIPVs/' "$result"
+fi
 log "perf: results in $dir"

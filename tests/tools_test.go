@@ -305,8 +305,9 @@ func TestToolsScript(t *testing.T) {
 	}
 }
 
-// TestMakePassesPatterns: RUN and PERF_BENCH, regular expressions, reach
-// the scripts as written when given on make's command line, where make
+// TestMakePassesPatterns: RUN, PERF_BENCH and PERF_UPSTREAM_BENCH, regular
+// expressions, reach the scripts as written when given on make's command
+// line, where make
 // would otherwise expand an anchor followed by a character as a variable
 // (`$ `, `$|`): `make perf PERF_BENCH='…plain$ …csistoragecapacity$'`
 // ran one benchmark named by both patterns joined, which matched nothing.
@@ -314,7 +315,7 @@ func TestMakePassesPatterns(t *testing.T) {
 	makeBin, err := exec.LookPath("make")
 	require.NoError(t, err, "make is missing")
 	show := filepath.Join(t.TempDir(), "show.mk")
-	require.NoError(t, os.WriteFile(show, []byte(".PHONY: show-patterns\nshow-patterns:\n\t@printf '%s\\n' \"RUN=[$$RUN]\" \"PERF_BENCH=[$$PERF_BENCH]\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(show, []byte(".PHONY: show-patterns\nshow-patterns:\n\t@printf '%s\\n' \"RUN=[$$RUN]\" \"PERF_BENCH=[$$PERF_BENCH]\" \"PERF_UPSTREAM_BENCH=[$$PERF_UPSTREAM_BENCH]\"\n"), 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -323,24 +324,24 @@ func TestMakePassesPatterns(t *testing.T) {
 	}{
 		{
 			name: "command line",
-			args: []string{"RUN=^TestSeries/(lint$|a)$", "PERF_BENCH=a/variant=plain$ b/variant=(x|y)$"},
-			want: "RUN=[^TestSeries/(lint$|a)$]\nPERF_BENCH=[a/variant=plain$ b/variant=(x|y)$]\n",
+			args: []string{"RUN=^TestSeries/(lint$|a)$", "PERF_BENCH=a/variant=plain$ b/variant=(x|y)$", "PERF_UPSTREAM_BENCH=volumes:a/b$ misc:c$"},
+			want: "RUN=[^TestSeries/(lint$|a)$]\nPERF_BENCH=[a/variant=plain$ b/variant=(x|y)$]\nPERF_UPSTREAM_BENCH=[volumes:a/b$ misc:c$]\n",
 		},
 		{
 			name: "environment",
-			env:  []string{"RUN=^TestA$", "PERF_BENCH=a$ b$"},
-			want: "RUN=[^TestA$]\nPERF_BENCH=[a$ b$]\n",
+			env:  []string{"RUN=^TestA$", "PERF_BENCH=a$ b$", "PERF_UPSTREAM_BENCH=volumes:a$ misc:b$"},
+			want: "RUN=[^TestA$]\nPERF_BENCH=[a$ b$]\nPERF_UPSTREAM_BENCH=[volumes:a$ misc:b$]\n",
 		},
 		{
 			name: "unset",
-			want: "RUN=[]\nPERF_BENCH=[]\n",
+			want: "RUN=[]\nPERF_BENCH=[]\nPERF_UPSTREAM_BENCH=[]\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"-s", "-f", rootPath("Makefile"), "-f", show, "show-patterns"}, tc.args...)
 			cmd := exec.Command(makeBin, args...)
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "RUN=", "PERF_BENCH=")
+			cmd.Env = append(os.Environ(), "RUN=", "PERF_BENCH=", "PERF_UPSTREAM_BENCH=")
 			cmd.Env = append(cmd.Env, tc.env...)
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)

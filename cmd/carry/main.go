@@ -64,6 +64,7 @@ func init() {
 		"resume":          {usage: "resume: finish a command that was killed while putting its result in place (also done by every command)", run: cmdResume},
 		"cluster-up":      {usage: "cluster-up [-nodes N] [-scheduler BIN] [-kubelet BIN] [-upstream]: start the line as a cluster on this machine (needs root; make cluster)", run: cmdClusterUp},
 		"cluster-down":    {usage: "cluster-down: stop the cluster this machine runs and remove every process, mount, network namespace and cgroup it made", run: cmdClusterDown},
+		"perf-run":        {usage: "perf-run -items DIR -log FILE -results FILE [-dir DIR] [-key K=V] -- COMMAND...: run one scheduler_perf benchmark process; append its data items as benchmark lines with its peak RSS (a missed threshold is reported, not fatal)", run: cmdPerfRun, noLine: true},
 		"etcd-version":    {usage: "etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the line; fail when tools/etcd builds another", run: cmdEtcdVersion},
 	}
 	commands["bump-continue"] = command{usage: "bump-continue: same as rebase-continue", run: cmdContinue}
