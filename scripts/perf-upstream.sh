@@ -17,7 +17,8 @@
 # reads the run from its data items all the same, with the process's peak
 # RSS (max-rss-B).
 # Writes _output/<line>/perf-upstream/<time>/: results.txt (for benchstat),
-# the log and the data items; prints benchstat -col /tree.
+# the log and the data items; prints benchstat of the trees side by side,
+# plain upstream as the base.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -98,6 +99,6 @@ for ((round = 0; round < count; round++)); do
 	done
 done
 
-log "perf-upstream: the fork's tree against plain upstream $(carry upstream) (benchstat -col /tree $result)"
-"$TOOLS/benchstat" -col /tree "$result"
+log "perf-upstream: the fork's tree against plain upstream $(carry upstream) (benchstat -col '/tree@(plain fork)' $result)"
+"$TOOLS/benchstat" -col '/tree@(plain fork)' "$result"
 log "perf-upstream: results in $dir"
