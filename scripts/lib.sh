@@ -54,3 +54,25 @@ upstream_worktree() {
 		git -C "$UPSTREAM_SRC" checkout --quiet --force --detach "$base"
 	fi
 }
+
+# perf_setup DIR RESULT [NAME=TREE...]: what make perf and make
+# perf-upstream share before their runs: benchstat built into
+# _output/tools; RESULT started with the machine's lines, which benchstat
+# shows as the results' configuration; and for each NAME=TREE a directory
+# DIR/srcdir-NAME where k8s.io/kubernetes is TREE, the run's TEST_SRCDIR:
+# built with -trimpath, the in-process kube-apiserver finds its
+# certificate fixtures through TEST_SRCDIR/TEST_WORKSPACE, as under bazel.
+perf_setup() {
+	local dir=$1 result=$2 pair
+	shift 2
+	log "perf: building benchstat (tools/benchstat)"
+	(cd "$ROOT/tools/benchstat" && go build -o "$TOOLS/benchstat" golang.org/x/perf/cmd/benchstat)
+	{
+		printf 'goos: %s\ngoarch: %s\n' "$(go env GOOS)" "$(go env GOARCH)"
+		printf 'cpu: %s\n' "$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	} >"$result"
+	for pair in "$@"; do
+		mkdir -p "$dir/srcdir-${pair%%=*}/k8s.io"
+		ln -s "${pair#*=}" "$dir/srcdir-${pair%%=*}/k8s.io/kubernetes"
+	done
+}

@@ -52,21 +52,10 @@ mkdir -p "$dir"
 log_file="$dir/perf.log"
 result="$dir/results.txt"
 : >"$log_file"
-{
-	printf 'goos: %s\ngoarch: %s\n' "$(go env GOOS)" "$(go env GOARCH)"
-	printf 'cpu: %s\n' "$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-	printf 'upstream: %s\n' "$(carry upstream)"
-} >"$result"
-
-log "perf-upstream: building benchstat (tools/benchstat)"
-(cd "$ROOT/tools/benchstat" && go build -o "$TOOLS/benchstat" golang.org/x/perf/cmd/benchstat)
+perf_setup "$dir" "$result" "fork=${trees[fork]}" "plain=${trees[plain]}"
+printf 'upstream: %s\n' "$(carry upstream)" >>"$result"
 
 for tree in fork plain; do
-	# Built with -trimpath (lib.sh), the in-process kube-apiserver finds
-	# its certificate fixtures through TEST_SRCDIR/TEST_WORKSPACE, as
-	# under bazel: a directory where k8s.io/kubernetes is the tree.
-	mkdir -p "$dir/srcdir-$tree/k8s.io"
-	ln -s "${trees[$tree]}" "$dir/srcdir-$tree/k8s.io/kubernetes"
 	for pkg in "${packages[@]}"; do
 		log "perf-upstream: line $LINE: building scheduler_perf's $pkg benchmarks ($tree tree)"
 		(cd "${trees[$tree]}" && go test -c -o "$dir/$pkg-$tree.test" "./test/integration/scheduler_perf/$pkg" >>"$log_file" 2>&1) ||

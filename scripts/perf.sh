@@ -78,22 +78,9 @@ if [[ "${PERF_PROFILE:-}" == 1 ]]; then
 	profile=(-perf-cpuprofile)
 fi
 
-log "perf: building benchstat (tools/benchstat)"
-(cd "$ROOT/tools/benchstat" && go build -o "$TOOLS/benchstat" golang.org/x/perf/cmd/benchstat)
-
-# Built with -trimpath (lib.sh), the in-process kube-apiserver finds its
-# certificate fixtures through TEST_SRCDIR/TEST_WORKSPACE, as under bazel:
-# a directory where k8s.io/kubernetes is the tree.
-mkdir -p "$dir/srcdir/k8s.io"
-ln -s "$TREE" "$dir/srcdir/k8s.io/kubernetes"
-
+perf_setup "$dir" "$result" "fork=$TREE"
+printf 'pkg: k8s.io/kubernetes/test/integration/scheduler_perf/volumes\n' >>"$result"
 : >"$log_file"
-# benchstat shows these lines as the results' configuration.
-{
-	printf 'goos: %s\ngoarch: %s\n' "$(go env GOOS)" "$(go env GOARCH)"
-	printf 'cpu: %s\n' "$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-	printf 'pkg: k8s.io/kubernetes/test/integration/scheduler_perf/volumes\n'
-} >"$result"
 # logged WHAT CMD...: runs CMD with its output in the log; on failure shows
 # the log's end and stops, saying that WHAT failed.
 logged() {
@@ -127,7 +114,7 @@ for ((round = 0; round < rounds; round++)); do
 		log "perf: line $LINE: round $((round + 1))/$rounds: scheduler_perf -bench '$bench' (log: $log_file)"
 		# scheduler_perf starts etcd from PATH; ARTIFACTS is where its
 		# per-workload logs and profiles go.
-		PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir" TEST_WORKSPACE=. \
+		PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir-fork" TEST_WORKSPACE=. \
 			carry perf-run -dir "$PWD" -items "$dir" -log "$log_file" -results "$result" -- \
 			"$dir/volumes.test" -test.timeout 0 -test.run '^$' \
 			-test.bench "$bench" -test.benchtime=1x -test.count=1 \
