@@ -15,16 +15,21 @@
 # A workload's threshold is upstream's CI machines' figure: a run below it
 # fails in scheduler_perf, which carry perf-run (internal/perf) reports and
 # reads the run from its data items all the same, with the process's peak
-# RSS (max-rss-B).
+# RSS (max-rss-B). PERF_PROFILE=1 writes a CPU profile of each run's
+# measured phase (scheduler_perf's -perf-cpuprofile).
 # Writes _output/<line>/perf-upstream/<time>/: results.txt (for benchstat),
-# the log and the data items; prints benchstat of the trees side by side,
-# plain upstream as the base.
+# the log, and each tree's data items and profiles in fork/ and plain/;
+# prints benchstat of the trees side by side, plain upstream as the base.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 line_paths
 
 count=${PERF_COUNT:-5}
+profile=()
+if [[ "${PERF_PROFILE:-}" == 1 ]]; then
+	profile=(-perf-cpuprofile)
+fi
 benches=(
 	"volumes:BenchmarkPerfScheduling/SchedulingCSIPVs/5000Nodes_5000Pods\$"
 	"volumes:BenchmarkPerfScheduling/SchedulingInTreePVs/5000Nodes_2000Pods\$"
@@ -76,13 +81,15 @@ for ((round = 0; round < count; round++)); do
 			log "perf-upstream: line $LINE: round $((round + 1))/$count: $tree tree: scheduler_perf -bench '$bench' (log: $log_file)"
 			# go test runs a test binary in its package's directory: the
 			# workloads' templates are found relative to it. scheduler_perf
-			# starts etcd from PATH; ARTIFACTS is where its logs go.
+			# starts etcd from PATH; ARTIFACTS is where its logs go; its
+			# data items and profiles go to the tree's directory, whose
+			# names do not say the tree.
 			PATH="$BIN:$PATH" ARTIFACTS="$dir" TEST_SRCDIR="$dir/srcdir-$tree" TEST_WORKSPACE=. \
-				carry perf-run -dir "${trees[$tree]}/test/integration/scheduler_perf/$pkg" -items "$dir" \
+				carry perf-run -dir "${trees[$tree]}/test/integration/scheduler_perf/$pkg" -items "$dir/$tree" \
 				-log "$log_file" -results "$result" -key "tree=$tree" -- \
 				"$dir/$pkg-$tree.test" -test.timeout 0 -test.run '^$' \
 				-test.bench "$bench" -test.benchtime=1x -test.count=1 \
-				-perf-scheduling-label-filter= -data-items-dir="$dir" ||
+				-perf-scheduling-label-filter= -data-items-dir="$dir/$tree" "${profile[@]}" ||
 				die "perf-upstream: $tree tree: scheduler_perf -bench '$bench' failed (log: $log_file)"
 		done
 	done
