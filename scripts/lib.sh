@@ -55,6 +55,19 @@ upstream_worktree() {
 	fi
 }
 
+# perf_profile_args sets the array perf_profile to the scheduler_perf flags
+# that PERF_PROFILE asks for: -perf-cpuprofile for 1 (a CPU profile of each
+# run), none for 0 or unset. Any other value is an error.
+perf_profile_args() {
+	case "${PERF_PROFILE:-0}" in
+	0) perf_profile=() ;;
+	1) perf_profile=(-perf-cpuprofile) ;;
+	*) die "PERF_PROFILE=$PERF_PROFILE: want 1 (a CPU profile of each run) or 0 (none)" ;;
+	esac
+	# shellcheck disable=SC2034 # read by the scripts that source this file
+	readonly perf_profile
+}
+
 # perf_setup DIR RESULT [NAME=TREE...]: what make perf and make
 # perf-upstream share before their runs: benchstat built into
 # _output/tools; RESULT started with the machine's lines, which benchstat

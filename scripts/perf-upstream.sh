@@ -26,10 +26,7 @@ source "$(dirname "$0")/lib.sh"
 line_paths
 
 count=${PERF_COUNT:-5}
-profile=()
-if [[ "${PERF_PROFILE:-}" == 1 ]]; then
-	profile=(-perf-cpuprofile)
-fi
+perf_profile_args
 benches=(
 	"volumes:BenchmarkPerfScheduling/SchedulingCSIPVs/5000Nodes_5000Pods\$"
 	"volumes:BenchmarkPerfScheduling/SchedulingInTreePVs/5000Nodes_2000Pods\$"
@@ -89,7 +86,7 @@ for ((round = 0; round < count; round++)); do
 				-log "$log_file" -results "$result" -key "tree=$tree" -- \
 				"$dir/$pkg-$tree.test" -test.timeout 0 -test.run '^$' \
 				-test.bench "$bench" -test.benchtime=1x -test.count=1 \
-				-perf-scheduling-label-filter= -data-items-dir="$dir/$tree" "${profile[@]}" ||
+				-perf-scheduling-label-filter= -data-items-dir="$dir/$tree" "${perf_profile[@]}" ||
 				die "perf-upstream: $tree tree: scheduler_perf -bench '$bench' failed (log: $log_file)"
 		done
 	done

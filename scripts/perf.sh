@@ -35,6 +35,7 @@ source "$(dirname "$0")/lib.sh"
 line_paths
 
 count=${PERF_COUNT:-5}
+perf_profile_args
 csi_count=${PERF_CSI_COUNT:-$count}
 nodes=${PERF_NODES:-1000}
 config="$TREE/test/integration/scheduler_perf/volumes/performance-config.yaml"
@@ -73,10 +74,6 @@ dir="$OUT/perf/$stamp"
 mkdir -p "$dir"
 log_file="$dir/perf.log"
 result="$dir/results.txt"
-profile=()
-if [[ "${PERF_PROFILE:-}" == 1 ]]; then
-	profile=(-perf-cpuprofile)
-fi
 
 perf_setup "$dir" "$result" "fork=$TREE"
 printf 'pkg: k8s.io/kubernetes/test/integration/scheduler_perf/volumes\n' >>"$result"
@@ -118,7 +115,7 @@ for ((round = 0; round < rounds; round++)); do
 			carry perf-run -dir "$PWD" -items "$dir" -log "$log_file" -results "$result" -- \
 			"$dir/volumes.test" -test.timeout 0 -test.run '^$' \
 			-test.bench "$bench" -test.benchtime=1x -test.count=1 \
-			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${profile[@]}" ||
+			-perf-scheduling-label-filter=wait-for-first-consumer -data-items-dir="$dir" "${perf_profile[@]}" ||
 			die "perf: scheduler_perf -bench '$bench' failed (log: $log_file)"
 	done
 done

@@ -349,3 +349,29 @@ func TestMakePassesPatterns(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfProfileBadValue: make perf and make perf-upstream reject a
+// PERF_PROFILE other than 1 or 0 before they build anything; any other
+// value, such as yes, used to run without profiles. Each run also has a second bad input that its script checks
+// later (an unknown PERF_NODES, a PERF_UPSTREAM_BENCH pair without a
+// package), so that without the check the test fails at once instead of
+// starting a run.
+func TestPerfProfileBadValue(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		env    []string
+	}{
+		{script: "scripts/perf.sh", env: []string{"PERF_NODES=7"}},
+		{script: "scripts/perf-upstream.sh", env: []string{"PERF_UPSTREAM_BENCH=no-package"}},
+	} {
+		t.Run(filepath.Base(tc.script), func(t *testing.T) {
+			cmd := exec.Command(rootPath(tc.script))
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "PERF_PROFILE=yes")
+			cmd.Env = append(cmd.Env, tc.env...)
+			b, err := cmd.CombinedOutput()
+			require.Error(t, err, "%s must fail:\n%s", tc.script, b)
+			assert.Contains(t, string(b), "PERF_PROFILE=yes: want 1")
+		})
+	}
+}
