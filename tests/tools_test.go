@@ -352,10 +352,10 @@ func TestMakePassesPatterns(t *testing.T) {
 
 // TestPerfProfileBadValue: make perf and make perf-upstream reject a
 // PERF_PROFILE other than 1 or 0 before they build anything; any other
-// value, such as yes, used to run without profiles. Each run also has a second bad input that its script checks
-// later (an unknown PERF_NODES, a PERF_UPSTREAM_BENCH pair without a
-// package), so that without the check the test fails at once instead of
-// starting a run.
+// value, such as yes, used to run without profiles. Each run also has a
+// second bad input that its script checks later (an unknown PERF_NODES, a
+// PERF_UPSTREAM_BENCH pair without a package), so that without the check
+// the test fails at once instead of starting a run.
 func TestPerfProfileBadValue(t *testing.T) {
 	for _, tc := range []struct {
 		script string
