@@ -19,7 +19,8 @@
 # measured phase (scheduler_perf's -perf-cpuprofile).
 # Writes _output/<line>/perf-upstream/<time>/: results.txt (for benchstat),
 # the log, and each tree's data items and profiles in fork/ and plain/;
-# prints benchstat of the trees side by side, plain upstream as the base.
+# prints benchstat of the trees side by side, plain upstream as the base,
+# and the fork against plain paired by round (carry perf-pairs).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -94,4 +95,6 @@ done
 
 log "perf-upstream: the fork's tree against plain upstream $(carry upstream) (benchstat -col '/tree@(plain fork)' $result)"
 "$TOOLS/benchstat" -col '/tree@(plain fork)' "$result"
+log "perf-upstream: the fork's tree against plain, paired by round (carry perf-pairs -key tree -base plain $result)"
+carry perf-pairs -key tree -base plain "$result"
 log "perf-upstream: results in $dir"

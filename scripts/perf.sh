@@ -28,7 +28,8 @@
 # process's peak RSS (max-rss-B), by carry perf-run (internal/perf).
 # Writes _output/<line>/perf/<time>/: results.txt (the benchmark lines, for
 # benchstat), the log and scheduler_perf's data items and profiles; prints
-# benchstat of the variants side by side and of the reference.
+# benchstat of the variants side by side and of the reference, and, when
+# plain ran, each variant against plain paired by round (carry perf-pairs).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -124,6 +125,10 @@ grep -q '^BenchmarkPerfScheduling/' "$result" || die "perf: no benchmark ran (lo
 
 log "perf: the variants of SchedulingWaitForFirstConsumer (benchstat -col /variant $result)"
 "$TOOLS/benchstat" -col /variant -filter '.fullname:/SchedulingWaitForFirstConsumer/' "$result"
+if grep -q '^BenchmarkPerfScheduling/SchedulingWaitForFirstConsumer/.*/variant=plain[[:space:]]' "$result"; then
+	log "perf: the variants against plain, paired by round (carry perf-pairs -key variant -base plain $result)"
+	carry perf-pairs -key variant -base plain "$result"
+fi
 if grep -q '^BenchmarkPerfScheduling/SchedulingCSIPVs/' "$result"; then
 	log "perf: the reference (pre-bound PVs)"
 	"$TOOLS/benchstat" -filter '.fullname:/SchedulingCSIPVs/' "$result"

@@ -65,6 +65,7 @@ func init() {
 		"cluster-up":      {usage: "cluster-up [-nodes N] [-scheduler BIN] [-kubelet BIN] [-upstream]: start the line as a cluster on this machine (needs root; make cluster)", run: cmdClusterUp},
 		"cluster-down":    {usage: "cluster-down: stop the cluster this machine runs and remove every process, mount, network namespace and cgroup it made", run: cmdClusterDown},
 		"perf-run":        {usage: "perf-run -items DIR -log FILE -results FILE [-dir DIR] [-key K=V] -- COMMAND...: run one scheduler_perf benchmark process; append its data items as benchmark lines with its peak RSS (a missed threshold is reported, not fatal)", run: cmdPerfRun, noLine: true},
+		"perf-pairs":      {usage: "perf-pairs [-key K] [-base V] [-units RE] RESULTS: compare each value of a key with its base, pairing the runs of make perf and make perf-upstream by round (geometric mean of the ratios, 95% interval, paired t-test)", run: cmdPerfPairs, noLine: true},
 		"etcd-version":    {usage: "etcd-version: print the etcd version upstream's hack/lib/etcd.sh names for the line; fail when tools/etcd builds another", run: cmdEtcdVersion},
 	}
 	commands["bump-continue"] = command{usage: "bump-continue: same as rebase-continue", run: cmdContinue}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/kube-carry/kube-carry/internal/perf"
@@ -47,4 +48,34 @@ func cmdPerfRun(args []string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// cmdPerfPairs prints the ratios of each value of a key to its base in a
+// results file of make perf or make perf-upstream, paired by round
+// (internal/perf).
+func cmdPerfPairs(args []string) error {
+	fs := flag.NewFlagSet("perf-pairs", flag.ContinueOnError)
+	key := fs.String("key", "tree", "the level of the benchmark names whose values are compared")
+	base := fs.String("base", "plain", "the value of the key the others are compared with")
+	unitsFlag := fs.String("units", perf.DefaultPairUnits, "a regular expression of the units to compare")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("usage: carry perf-pairs [-key K] [-base V] [-units RE] RESULTS")
+	}
+	units, err := regexp.Compile(*unitsFlag)
+	if err != nil {
+		return fmt.Errorf("-units: %w", err)
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pairs, err := perf.Pairs(f, fs.Arg(0), *key, *base, units)
+	if err != nil {
+		return err
+	}
+	return perf.FormatPairs(os.Stdout, *key, *base, pairs)
 }
