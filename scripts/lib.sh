@@ -56,13 +56,27 @@ upstream_worktree() {
 }
 
 # perf_profile_args sets the array perf_profile to the scheduler_perf flags
-# that PERF_PROFILE asks for: -perf-cpuprofile for 1 (a CPU profile of each
-# run), none for 0 or unset. Any other value is an error.
+# that PERF_PROFILE asks for: a comma-separated list of the profiles to
+# write of each run's measured phase, of cpu, mem (allocations), block and
+# mutex (every blocking event and every contended lock: they slow the run,
+# so its figures are not comparable with runs without them) and trace (an
+# execution trace); 1 is cpu, 0 or unset none. Anything else is an error.
 perf_profile_args() {
+	local kinds kind
+	perf_profile=()
 	case "${PERF_PROFILE:-0}" in
-	0) perf_profile=() ;;
+	0) ;;
 	1) perf_profile=(-perf-cpuprofile) ;;
-	*) die "PERF_PROFILE=$PERF_PROFILE: want 1 (a CPU profile of each run) or 0 (none)" ;;
+	*)
+		IFS=, read -r -a kinds <<<"$PERF_PROFILE,"
+		for kind in "${kinds[@]}"; do
+			case "$kind" in
+			cpu | mem | block | mutex) perf_profile+=("-perf-${kind}profile") ;;
+			trace) perf_profile+=(-perf-trace) ;;
+			*) die "PERF_PROFILE=$PERF_PROFILE: '$kind' is not a profile; want 1 (cpu), 0 (none) or a comma-separated list of cpu, mem, block, mutex and trace" ;;
+			esac
+		done
+		;;
 	esac
 	# shellcheck disable=SC2034 # read by the scripts that source this file
 	readonly perf_profile

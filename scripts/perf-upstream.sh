@@ -15,8 +15,8 @@
 # A workload's threshold is upstream's CI machines' figure: a run below it
 # fails in scheduler_perf, which carry perf-run (internal/perf) reports and
 # reads the run from its data items all the same, with the process's peak
-# RSS (max-rss-B). PERF_PROFILE=1 writes a CPU profile of each run's
-# measured phase (scheduler_perf's -perf-cpuprofile).
+# RSS (max-rss-B). PERF_PROFILE (as in perf.sh; 1 is a CPU profile) writes
+# profiles of each run's measured phase.
 # Writes _output/<line>/perf-upstream/<time>/: results.txt (for benchstat),
 # the log, and each tree's data items and profiles in fork/ and plain/;
 # prints benchstat of the trees side by side, plain upstream as the base,

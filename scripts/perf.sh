@@ -22,8 +22,9 @@
 # PERF_BENCH, -bench regular expressions separated by spaces, replaces the
 # selections; each is run PERF_COUNT times in turn with the others (one
 # that matches several benchmarks runs them in one process, in order).
-# PERF_PROFILE=1 writes a CPU profile of each run (scheduler_perf's
-# -perf-cpuprofile).
+# PERF_PROFILE (cpu, mem, block, mutex, trace, separated by commas; 1 is
+# cpu) writes those profiles of each run (scheduler_perf's -perf-cpuprofile
+# and the like; see perf_profile_args in lib.sh).
 # Each run's results are read from scheduler_perf's data items, with the
 # process's peak RSS (max-rss-B), by carry perf-run (internal/perf).
 # Writes _output/<line>/perf/<time>/: results.txt (the benchmark lines, for

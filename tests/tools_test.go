@@ -350,9 +350,45 @@ func TestMakePassesPatterns(t *testing.T) {
 	}
 }
 
+// TestPerfProfileKinds: PERF_PROFILE picks scheduler_perf's profiles of
+// each run's measured phase by name, 1 being the CPU profile it always
+// meant; an empty or unknown name is an error that names it.
+func TestPerfProfileKinds(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  string
+		// wantErr is in the error; none when empty.
+		wantErr string
+	}{
+		{value: "0", want: ""},
+		{value: "1", want: "-perf-cpuprofile\n"},
+		{value: "cpu,mutex", want: "-perf-cpuprofile\n-perf-mutexprofile\n"},
+		{value: "block,mem,trace", want: "-perf-blockprofile\n-perf-memprofile\n-perf-trace\n"},
+		{value: "cpu,mutexes", wantErr: "PERF_PROFILE=cpu,mutexes: 'mutexes' is not a profile"},
+		{value: "cpu,", wantErr: "PERF_PROFILE=cpu,: '' is not a profile"},
+		{value: "cpu,,mutex", wantErr: "PERF_PROFILE=cpu,,mutex: '' is not a profile"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			cmd := exec.Command("bash", "-c", `source scripts/lib.sh && perf_profile_args && if ((${#perf_profile[@]})); then printf '%s\n' "${perf_profile[@]}"; fi`)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "PERF_PROFILE="+tc.value)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if tc.wantErr != "" {
+				require.Error(t, err, "stdout:\n%s", stdout.String())
+				assert.Contains(t, stderr.String(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err, "stderr:\n%s", stderr.String())
+			assert.Equal(t, tc.want, stdout.String())
+		})
+	}
+}
+
 // TestPerfProfileBadValue: make perf and make perf-upstream reject a
-// PERF_PROFILE other than 1 or 0 before they build anything; any other
-// value, such as yes, used to run without profiles. Each run also has a
+// PERF_PROFILE that names no profile before they build anything; such a
+// value, like yes, used to run without profiles. Each run also has a
 // second bad input that its script checks later (an unknown PERF_NODES, a
 // PERF_UPSTREAM_BENCH pair without a package), so that without the check
 // the test fails at once instead of starting a run.
@@ -371,7 +407,7 @@ func TestPerfProfileBadValue(t *testing.T) {
 			cmd.Env = append(cmd.Env, tc.env...)
 			b, err := cmd.CombinedOutput()
 			require.Error(t, err, "%s must fail:\n%s", tc.script, b)
-			assert.Contains(t, string(b), "PERF_PROFILE=yes: want 1")
+			assert.Contains(t, string(b), "PERF_PROFILE=yes: 'yes' is not a profile")
 		})
 	}
 }
