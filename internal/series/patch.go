@@ -137,9 +137,24 @@ func ReadPatch(file string) (*Patch, error) {
 	return ParsePatch(file, data)
 }
 
-// ParsePatch parses and validates git format-patch content.
-func ParsePatch(file string, data []byte) (*Patch, error) {
-	p := &Patch{File: file}
+// ReadSubject reads the subject of a git format-patch file, as ReadPatch
+// does, without validating the rest of the patch: a patch whose message is
+// being fixed still has its subject.
+func ReadSubject(file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	lines, err := splitLines(file, data)
+	if err != nil {
+		return "", err
+	}
+	subject, _, _, err := parseSubject(file, lines)
+	return subject, err
+}
+
+// splitLines splits data into lines, without their line ends.
+func splitLines(file string, data []byte) ([]string, error) {
 	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -149,33 +164,55 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	return lines, nil
+}
+
+// parseSubject reads the mail headers of git format-patch lines: it returns
+// the subject (unfolded, decoded, without "[PATCH]"), its line number and
+// the index of the blank line that ends the headers.
+func parseSubject(file string, lines []string) (subject string, subjectLine, headerEnd int, err error) {
 	if len(lines) == 0 || !formatPatchRE.MatchString(lines[0]) {
-		return nil, errorf(file, 1, "not a git format-patch file (want a first line `From <hash> ...`)")
+		return "", 0, 0, errorf(file, 1, "not a git format-patch file (want a first line `From <hash> ...`)")
 	}
 	// Mail headers up to the first blank line; Subject may be folded.
 	i := 1
-	subjectLine := 0
 	for ; i < len(lines) && lines[i] != ""; i++ {
 		if s, ok := strings.CutPrefix(lines[i], "Subject: "); ok {
 			subjectLine = i + 1
-			p.Subject = s
+			subject = s
 			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") {
 				i++
-				p.Subject += lines[i]
+				subject += lines[i]
 			}
 		}
 	}
 	if subjectLine == 0 {
-		return nil, errorf(file, i+1, "no Subject: header")
+		return "", 0, 0, errorf(file, i+1, "no Subject: header")
 	}
 	// --encode-email-headers writes a non-ASCII subject as RFC 2047 words.
-	if dec, err := new(mime.WordDecoder).DecodeHeader(p.Subject); err == nil {
-		p.Subject = dec
+	if dec, err := new(mime.WordDecoder).DecodeHeader(subject); err == nil {
+		subject = dec
 	}
-	p.Subject = strings.TrimSpace(strings.TrimPrefix(p.Subject, "[PATCH]"))
-	if p.Subject == "" {
-		return nil, errorf(file, subjectLine, "empty subject")
+	subject = strings.TrimSpace(strings.TrimPrefix(subject, "[PATCH]"))
+	if subject == "" {
+		return "", 0, 0, errorf(file, subjectLine, "empty subject")
 	}
+	return subject, subjectLine, i, nil
+}
+
+// ParsePatch parses and validates git format-patch content.
+func ParsePatch(file string, data []byte) (*Patch, error) {
+	p := &Patch{File: file}
+	lines, err := splitLines(file, data)
+	if err != nil {
+		return nil, err
+	}
+	subject, subjectLine, headerEnd, err := parseSubject(file, lines)
+	if err != nil {
+		return nil, err
+	}
+	p.Subject = subject
+	i := headerEnd
 	// Message body up to the `---` separator or, as `git format-patch
 	// --no-stat` writes no `---`, up to the first `diff --git` line (where
 	// git mailinfo ends the message too).

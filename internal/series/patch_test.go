@@ -498,3 +498,35 @@ func TestIsTestFile(t *testing.T) {
 		})
 	}
 }
+
+// ReadSubject reads the subject as ParsePatch does, also of a patch whose
+// message does not validate: export matches commits to patches by it.
+func TestReadSubject(t *testing.T) {
+	folded := strings.Replace(patchWith(""),
+		"Subject: scheduler: count in-flight local-dynamic volumes\n",
+		"Subject: [PATCH] scheduler: count in-flight local-dynamic volumes of\n every pool\n", 1)
+	for _, tc := range []struct {
+		name, in, want, wantErr string
+	}{
+		{name: "valid patch", in: patchWith(goodTrailers), want: "scheduler: count in-flight local-dynamic volumes"},
+		{name: "folded subject, no trailers", in: folded, want: "scheduler: count in-flight local-dynamic volumes of every pool"},
+		{name: "folded subject, CRLF line ends", in: strings.ReplaceAll(folded, "\n", "\r\n"), want: "scheduler: count in-flight local-dynamic volumes of every pool"},
+		{name: "not a patch", in: "Subject: x\n", wantErr: "x.patch:1: not a git format-patch file"},
+		{name: "no subject", in: fromLine + "\nFrom: a <a@b>\n\nbody\n", wantErr: "x.patch:3: no Subject: header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "x.patch")
+			require.NoError(t, os.WriteFile(file, []byte(tc.in), 0o644))
+			got, err := series.ReadSubject(file)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, err := series.ReadSubject(filepath.Join(t.TempDir(), "missing.patch"))
+	assert.True(t, os.IsNotExist(err), "want a not-exist error, got %v", err)
+}

@@ -2,7 +2,9 @@ package tree
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,12 +73,18 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 	inSeries := map[string]bool{}
 	for _, e := range s.Entries {
 		inSeries[e.Name] = true
-		p, err := series.ReadPatch(s.Path(e))
-		if err == nil {
-			bySubject[p.Subject] = e.Name
-		} else if subject := rawSubject(s.Path(e)); subject != "" {
-			bySubject[subject] = e.Name
+		// A patch whose message does not validate (a trailer being added,
+		// say) is still found by its subject; without one, export would
+		// give its commit a new name and remove the patch.
+		subject, err := series.ReadSubject(s.Path(e))
+		if errors.Is(err, fs.ErrNotExist) {
+			// Its commit's record still names it.
+			continue
 		}
+		if err != nil {
+			return nil, &SyncError{fmt.Sprintf("%s:%d: %s: its subject cannot be read, so no commit can be matched to it (nothing was changed): %v", s.File, e.Line, e.Name, err)}
+		}
+		bySubject[subject] = e.Name
 	}
 	res := &ExportResult{}
 	var names []string
@@ -144,22 +152,6 @@ func (t *Tree) Export(s *series.Series, progress Progress) (*ExportResult, error
 func sameSum(path, sum string) bool {
 	got, err := fileSHA256(path)
 	return err == nil && got == sum
-}
-
-func rawSubject(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if s, ok := strings.CutPrefix(l, "Subject: "); ok {
-			return strings.TrimSpace(s)
-		}
-		if l == "" {
-			break
-		}
-	}
-	return ""
 }
 
 // WriteSeries rewrites the series file with names, keeping the comment

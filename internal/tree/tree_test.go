@@ -1093,6 +1093,61 @@ func TestExportKeepsTheNameOfARenamedPatchAfterAnAmendWithANonASCIISubject(t *te
 	assert.Equal(t, subject, p.Subject)
 }
 
+// A patch keeps its name when its message does not validate: a long
+// subject is folded in the patch file, and export read only its first line
+// when the patch lacked a trailer, so the commit got a new name and the
+// patch was removed (found adding a patch whose Upstream-Status was still
+// to be written).
+func TestExportKeepsTheNameOfAPatchWithAFoldedSubjectAndNoTrailers(t *testing.T) {
+	t.Parallel()
+	f := applied(t)
+	subject := "scheduler: the local-dynamic check lists the nodes of all CSIStorageCapacity objects in one pass"
+	writeFiles(t, f.tree.Dir, map[string]string{"sub/h.txt": "first\n"})
+	g := tree.Git{Dir: f.tree.Dir, Env: []string{"GIT_AUTHOR_DATE=" + authorDate, "GIT_COMMITTER_DATE=" + authorDate}}
+	_, err := g.Run("add", "-A")
+	require.NoError(t, err)
+	_, err = g.RunInput([]byte(subject+"\n\nSymptom, root cause and fix; the trailers are still to come.\n"), "commit", "-q", "-F", "-")
+	require.NoError(t, err)
+	_, err = f.tree.Export(f.series, f.progress)
+	require.NoError(t, err)
+	slug := filepath.Join(f.series.Dir, tree.Slug(subject)+".patch")
+	require.Contains(t, readFile(t, slug), "Subject: scheduler: the local-dynamic check lists the nodes of all\n ", "the fixture needs a folded subject")
+	_, err = series.ReadPatch(slug)
+	require.Error(t, err, "the fixture needs a patch that does not validate")
+
+	require.NoError(t, os.Rename(slug, filepath.Join(f.series.Dir, "first-pass.patch")))
+	require.NoError(t, tree.WriteSeries(f.series.File, append(append([]string(nil), patchNames...), "first-pass.patch")))
+	require.NoError(t, f.tree.Apply(rereadSeries(t, f.series), version, f.progress))
+
+	writeFiles(t, f.tree.Dir, map[string]string{"sub/h.txt": "first, amended\n"})
+	_, err = f.tree.Run("commit", "-q", "-a", "--amend", "--no-edit")
+	require.NoError(t, err)
+	res, err := f.tree.Export(rereadSeries(t, f.series), f.progress)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"first-pass.patch"}, res.Written)
+	assert.Empty(t, res.Removed)
+	assert.Contains(t, readFile(t, filepath.Join(f.series.Dir, "first-pass.patch")), "+first, amended\n")
+}
+
+// A series patch whose subject cannot be read is named in an error, and
+// nothing is changed: export could not match it to its commit.
+func TestExportRefusesASeriesPatchWithoutASubject(t *testing.T) {
+	t.Parallel()
+	f := applied(t)
+	path := f.series.Path(f.series.Entries[1])
+	data := readFile(t, path)
+	broken := strings.Replace(data, "Subject: ", "Subjekt: ", 1)
+	require.NotEqual(t, data, broken)
+	require.NoError(t, os.WriteFile(path, []byte(broken), 0o644))
+	before := snapshot(t, f.series.Dir)
+
+	_, err := f.tree.Export(f.series, f.progress)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), patchNames[1]+": its subject cannot be read")
+	assert.Contains(t, err.Error(), "no Subject: header")
+	assert.Empty(t, cmp.Diff(before, snapshot(t, f.series.Dir)), "export changed patches/")
+}
+
 func TestGitIgnoresRepositoryVariablesOfTheCaller(t *testing.T) {
 	// Git exports GIT_DIR and GIT_WORK_TREE to hooks: `make` run from a
 	// hook of the kube-carry repository must still work on the tree.
