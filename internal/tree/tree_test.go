@@ -82,11 +82,17 @@ func message(subject string) string {
 // commit commits files (with a fixed author date) as a user would.
 func commit(t *testing.T, tr *tree.Tree, subject string, files map[string]string) string {
 	t.Helper()
+	return commitMessage(t, tr, message(subject), files)
+}
+
+// commitMessage commits files with the whole commit message msg.
+func commitMessage(t *testing.T, tr *tree.Tree, msg string, files map[string]string) string {
+	t.Helper()
 	writeFiles(t, tr.Dir, files)
 	g := tree.Git{Dir: tr.Dir, Env: []string{"GIT_AUTHOR_DATE=" + authorDate, "GIT_COMMITTER_DATE=" + authorDate}}
 	_, err := g.Run("add", "-A")
 	require.NoError(t, err)
-	_, err = g.RunInput([]byte(message(subject)), "commit", "-q", "-F", "-")
+	_, err = g.RunInput([]byte(msg), "commit", "-q", "-F", "-")
 	require.NoError(t, err)
 	return head(t, tr)
 }
@@ -1102,13 +1108,8 @@ func TestExportKeepsTheNameOfAPatchWithAFoldedSubjectAndNoTrailers(t *testing.T)
 	t.Parallel()
 	f := applied(t)
 	subject := "scheduler: the local-dynamic check lists the nodes of all CSIStorageCapacity objects in one pass"
-	writeFiles(t, f.tree.Dir, map[string]string{"sub/h.txt": "first\n"})
-	g := tree.Git{Dir: f.tree.Dir, Env: []string{"GIT_AUTHOR_DATE=" + authorDate, "GIT_COMMITTER_DATE=" + authorDate}}
-	_, err := g.Run("add", "-A")
-	require.NoError(t, err)
-	_, err = g.RunInput([]byte(subject+"\n\nSymptom, root cause and fix; the trailers are still to come.\n"), "commit", "-q", "-F", "-")
-	require.NoError(t, err)
-	_, err = f.tree.Export(f.series, f.progress)
+	commitMessage(t, f.tree, subject+"\n\nSymptom, root cause and fix; the trailers are still to come.\n", map[string]string{"sub/h.txt": "first\n"})
+	_, err := f.tree.Export(f.series, f.progress)
 	require.NoError(t, err)
 	slug := filepath.Join(f.series.Dir, tree.Slug(subject)+".patch")
 	require.Contains(t, readFile(t, slug), "Subject: scheduler: the local-dynamic check lists the nodes of all\n ", "the fixture needs a folded subject")
