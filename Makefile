@@ -69,8 +69,7 @@ test: tools lint ## prove lines: without LINE, the full proof of the newest line
 
 .PHONY: test-patch
 test-patch: apply ## run one patch's checks on the line: make test-patch P=<name>.patch
-	@[[ -n "$(P)" ]] || { echo "usage: make test-patch P=<patch file name> [LINE=vA.B]" >&2; exit 2; }
-	go test -count=1 -timeout $(TEST_TIMEOUT) ./tests/... -v -run 'TestSeries/(lint|$(basename $(P)))$$'
+	scripts/test-patch.sh
 
 .PHONY: export
 export: ## regenerate the line's patches and series from the commits of its patched tree
@@ -164,10 +163,7 @@ help: ## list the targets
 
 .PHONY: lint
 lint: tools ## developer checks, in seconds and before any fetch: every line's folder (series = folder, trailers, mutants named by guards), shellcheck of the scripts, gofmt and go vet of the Go code (gofmt only of examples/, which build against a patched tree)
-	go test -count=1 -run '^(TestLines|TestCheckKinds)$$' ./tests
-	shellcheck -x scripts/*.sh ci/run .ci/run
-	@out=$$(gofmt -l cmd internal tests e2e examples); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet ./cmd/... ./internal/... ./tests/... ./e2e/...
+	scripts/lint.sh
 
 .PHONY: bench
 bench: build etcd ## scheduler throughput on the line, 500 nodes and 5000 pods: the fork vs a plain WaitForFirstConsumer class vs CSIStorageCapacity

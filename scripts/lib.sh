@@ -12,10 +12,16 @@ CARRY="$TOOLS/carry"
 log() { printf '%s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# carry runs the project's Go tool, built on first use (cached by go).
+# carry runs the project's Go tool, built on first use (cached by go) with
+# the go settings of every other go command (internal/build/settings.env,
+# one NAME=value per line, which carry cannot print before it is built):
+# built with other settings, the packages it shares with the project's
+# tests and the e2e tests would be compiled twice in a cold run.
 carry() {
 	if [[ ! -x "$CARRY" || -n "$(find "$ROOT/cmd" "$ROOT/internal" "$ROOT/go.mod" "$ROOT/go.sum" -newer "$CARRY" -print -quit)" ]]; then
-		(cd "$ROOT" && GOFLAGS="" go build -o "$CARRY" ./cmd/carry)
+		local settings
+		mapfile -t settings < <(grep -Ev '^[[:space:]]*(#|$)' "$ROOT/internal/build/settings.env")
+		(cd "$ROOT" && env "${settings[@]}" go build -o "$CARRY" ./cmd/carry)
 	fi
 	(cd "$ROOT" && "$CARRY" "$@")
 }

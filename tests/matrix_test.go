@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-carry/kube-carry/internal/build"
 	"github.com/kube-carry/kube-carry/internal/line"
 )
 
@@ -33,7 +34,9 @@ func TestMatrixOnRealReleases(t *testing.T) {
 	require.Contains(t, versions, l.pin.Version, "line %s is supported", ln.Name)
 	cmd := exec.Command("go", append([]string{"run", "./cmd/carry", "--line", ln.Name, "matrix"}, versions...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	// The settings of every go command (internal/build): built with
+	// others, carry's packages would be compiled again.
+	cmd.Env = append(os.Environ(), build.Env()...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 

@@ -153,7 +153,9 @@ func carryOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"run", "./cmd/carry"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	// The settings of every go command (internal/build): built with
+	// others, carry's packages would be compiled again.
+	cmd.Env = append(os.Environ(), build.Env()...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -168,7 +170,7 @@ func TestReproducibleBuild(t *testing.T) {
 	l := load(t)
 	head, err := l.tree.Line("rev-parse", "HEAD")
 	require.NoError(t, err)
-	wt := worktree(t, l.tree, "reproducible-build", head)
+	wt := worktree(t, l.tree, head)
 	out := filepath.Join(t.TempDir(), "kube-scheduler")
 	buildCommand(t, wt.Dir, "./cmd/kube-scheduler", out)
 
@@ -409,5 +411,41 @@ func TestPerfProfileBadValue(t *testing.T) {
 			require.Error(t, err, "%s must fail:\n%s", tc.script, b)
 			assert.Contains(t, string(b), "PERF_PROFILE=yes: 'yes' is not a profile")
 		})
+	}
+}
+
+// TestCarryBuildSettings: scripts/lib.sh builds carry with the go settings
+// of every other go command (internal/build/settings.env), as go version
+// -m reads them back from the binary: built with others, the packages
+// carry shares with the tests would be compiled twice in a cold run.
+func TestCarryBuildSettings(t *testing.T) {
+	bin := rootPath("_output/tools/carry")
+	require.FileExists(t, bin, "scripts/lib.sh builds carry")
+	out, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	recorded := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.TrimSpace(l), "\t")
+		if len(f) == 2 && f[0] == "build" {
+			k, v, _ := strings.Cut(f[1], "=")
+			recorded[k] = v
+		}
+	}
+	for _, s := range build.Settings {
+		switch s.Name {
+		case "GOFLAGS":
+			for _, flag := range strings.Fields(s.Value) {
+				switch flag {
+				case "-trimpath":
+					assert.Equal(t, "true", recorded["-trimpath"], "carry built without -trimpath:\n%s", out)
+				case "-buildvcs=false":
+					assert.NotContains(t, recorded, "vcs", "carry built with a VCS stamp:\n%s", out)
+				default:
+					t.Errorf("settings.env: GOFLAGS flag %s: this test does not know how go version -m records it", flag)
+				}
+			}
+		default:
+			assert.Equal(t, s.Value, recorded[s.Name], "carry built with %s=%s:\n%s", s.Name, recorded[s.Name], out)
+		}
 	}
 }

@@ -6,7 +6,9 @@
 package build
 
 import (
+	_ "embed"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/kballard/go-shellquote"
@@ -16,13 +18,59 @@ import (
 type Setting struct{ Name, Value string }
 
 // Settings are the go command's settings for every build and test on a
-// patched tree and its worktrees: the same everywhere, so that the build
-// cache is shared between them (README, build cache), and the binaries
-// are reproducible (no VCS stamp, no local paths) and static (the release
-// image has no libc).
-var Settings = []Setting{
-	{"GOFLAGS", "-trimpath -buildvcs=false"},
-	{"CGO_ENABLED", "0"},
+// patched tree and its worktrees, and for the project's own tools and
+// tests: the same everywhere, so that the build cache is shared between
+// them (README, build cache), and the binaries are reproducible (no VCS
+// stamp, no local paths) and static (the release image has no libc).
+// They are settings.env's, which scripts/lib.sh reads to build carry.
+var Settings = mustParseSettings(settingsFile)
+
+//go:embed settings.env
+var settingsFile string
+
+var settingNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// ParseSettings reads settings.env: one NAME=value per line, blank lines
+// and lines starting with '#' ignored. The value is taken as written
+// (scripts/lib.sh passes each line to env(1) as one argument), so it may
+// not hold what a reader would take for shell syntax (quotes, '$', '\\',
+// '#', '`'), nor be empty.
+func ParseSettings(text string) ([]Setting, error) {
+	var out []Setting
+	seen := map[string]bool{}
+	for i, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(l, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("line %d: %q is not NAME=value", i+1, l)
+		case !settingNameRE.MatchString(name):
+			return nil, fmt.Errorf("line %d: %q is not an environment variable's name", i+1, name)
+		case value == "":
+			return nil, fmt.Errorf("line %d: %s has no value", i+1, name)
+		case strings.ContainsAny(value, "\"'$\\#`"):
+			return nil, fmt.Errorf("line %d: the value of %s holds a quote, '$', '\\', '#' or '`', which would be taken as written, not as shell syntax", i+1, name)
+		case seen[name]:
+			return nil, fmt.Errorf("line %d: %s is set twice", i+1, name)
+		}
+		seen[name] = true
+		out = append(out, Setting{name, value})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no settings")
+	}
+	return out, nil
+}
+
+func mustParseSettings(text string) []Setting {
+	s, err := ParseSettings(text)
+	if err != nil {
+		panic("internal/build/settings.env: " + err.Error())
+	}
+	return s
 }
 
 // Env is Settings as NAME=value strings, for exec.Cmd.Env.
