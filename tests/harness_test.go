@@ -141,6 +141,10 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	code := m.Run()
+	if err := closeWorktrees(); err != nil {
+		fmt.Fprintln(os.Stderr, "removing the checks' worktrees:", err)
+		code = 1
+	}
 	printReport()
 	os.Exit(code)
 }

@@ -6,12 +6,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kube-carry/kube-carry/internal/gotest"
 	"github.com/kube-carry/kube-carry/internal/harness"
@@ -275,7 +278,7 @@ func proveRegressions(t *testing.T, l *loaded, i int, name, file string, p *seri
 		var wt *tree.Tree
 		if gt.Without == "" {
 			if parentTree == nil {
-				parentTree = worktree(t, l.tree, name+"-regression", l.commits[i]+"^")
+				parentTree = worktree(t, l.tree, l.commits[i]+"^")
 				t.Logf("worktree %s: the parent of %.12s", parentTree.Dir, l.commits[i])
 				checkoutTestFiles(t, parentTree, l.commits[i], p)
 			}
@@ -311,27 +314,66 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt := worktree(t, l.tree, name+"-mutants", head)
-	killed := 0
-	for _, g := range p.Guards {
-		at := fmt.Sprintf("%s:%d: Guards: %s %s", rel(p.File), g.Line, g.Mutant, g.Test)
-		check := harness.LogName("guard", fmt.Sprintf("L%d", g.Line))
-		with, log, note := onPatchedTree(t, l, name, check+"-patched-tree", g.Test)
+	// The guards of a package run on the patched tree as one go test
+	// (harness.Batches): each guard's part of that run is what its own
+	// command would have given.
+	guardTests := make([]series.GoTest, len(p.Guards))
+	for gi, g := range p.Guards {
+		guardTests[gi] = g.Test
+	}
+	batches := harness.Batches(guardTests)
+	results := make([]string, len(p.Guards))
+	var tries []int
+	for gi, g := range p.Guards {
+		at := guardAt(p, g)
+		b := batches[gi]
+		run, log, note := onPatchedTree(t, l, name, harness.LogName("guards", b.Test.Package)+"-patched-tree", b.Test)
+		with := run.Only(b.Match(gi))
 		if err := harness.MustPass(with); err != nil {
-			recordMutant(g.Mutant, g.Test.String(), "not tried: the guard fails on the patched tree")
+			results[gi] = "not tried: the guard fails on the patched tree"
 			t.Errorf("%s: on the patched tree: %v%s\n%s", at, err, note, harness.Report(with, log))
 			continue
 		}
-		var mlog string
-		m, err := harness.TryMutant(wt.Git, head, ln.Mutant(g.Mutant), func(dir string) (*gotest.Result, error) {
-			res, path, err := runLogged(dir, name, check+"-mutant", g.Test)
-			mlog = path
-			return res, err
+		tries = append(tries, gi)
+	}
+	// The mutants run mutantJobs at a time, each in a worktree of its
+	// own at the patched tree: a mutant's go test compiles one package
+	// and links a test binary, which leaves a core idle.
+	type try struct {
+		m   *harness.MutantResult
+		log string
+	}
+	tried := make([]try, len(p.Guards))
+	var g errgroup.Group
+	g.SetLimit(mutantJobs)
+	for _, gi := range tries {
+		g.Go(func() error {
+			guard := p.Guards[gi]
+			dir, release, err := lendWorktree(l.tree, head)
+			if err != nil {
+				return err
+			}
+			defer release()
+			check := harness.LogName("guard", fmt.Sprintf("L%d", guard.Line))
+			m, err := harness.TryMutant(tree.Git{Dir: dir}, head, ln.Mutant(guard.Mutant), func(dir string) (*gotest.Result, error) {
+				res, path, err := runLogged(dir, name, check+"-mutant", guard.Test)
+				tried[gi].log = path
+				return res, err
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", guardAt(p, guard), err)
+			}
+			tried[gi].m = m
+			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		recordMutant(g.Mutant, g.Test.String(), m.Outcome.String())
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, gi := range tries {
+		at, m := guardAt(p, p.Guards[gi]), tried[gi].m
+		results[gi] = m.Outcome.String()
 		switch m.Outcome {
 		case harness.Killed:
 			killed++
@@ -339,10 +381,21 @@ func proveGuards(t *testing.T, l *loaded, name string, p *series.Patch) {
 		case harness.DoesNotApply:
 			t.Errorf("%s: the mutant does not apply to the patched tree:\n%s", at, m.Detail)
 		default:
-			t.Errorf("%s: mutant %s: %s\n%s", at, m.Outcome, m.Detail, harness.Report(m.Result, mlog))
+			t.Errorf("%s: mutant %s: %s\n%s", at, m.Outcome, m.Detail, harness.Report(m.Result, tried[gi].log))
 		}
 	}
+	for gi, g := range p.Guards {
+		recordMutant(g.Mutant, g.Test.String(), results[gi])
+	}
 	setCell(name, "mutants", fmt.Sprintf("%d/%d", killed, len(p.Guards)))
+}
+
+// mutantJobs is how many mutants run at once: one a core.
+var mutantJobs = runtime.GOMAXPROCS(0)
+
+// guardAt names a guard in a check's message: file, line, mutant, test.
+func guardAt(p *series.Patch, g series.Guard) string {
+	return fmt.Sprintf("%s:%d: Guards: %s %s", rel(p.File), g.Line, g.Mutant, g.Test)
 }
 
 // newSuites are the upstream suites of the line's series: run at the
@@ -481,26 +534,48 @@ func runCheck(t *testing.T, dir, patch, check string, gt series.GoTest) (*gotest
 	return res, log
 }
 
-// worktree checks out commit of the patched tree into _output/<line>/work/<name>,
-// removed when the test ends.
-func worktree(t *testing.T, tr *tree.Tree, name, commit string) *tree.Tree {
+// worktrees lends the checks their worktrees of the patched tree, under
+// _output/<line>/work/checks, reusing one given back instead of making a
+// new one; TestMain removes them.
+var (
+	worktreesMu sync.Mutex
+	worktrees   *harness.Worktrees
+)
+
+// worktree is a worktree of the patched tree tr at commit, given back
+// when the test ends.
+func worktree(t *testing.T, tr *tree.Tree, commit string) *tree.Tree {
 	t.Helper()
-	dir := filepath.Join(ln.WorkDir(), name)
-	_, _ = tr.Run("worktree", "remove", "--force", dir)
-	_ = os.RemoveAll(dir)
-	_, _ = tr.Run("worktree", "prune")
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	dir, release, err := lendWorktree(tr, commit)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Run("worktree", "add", "--detach", "--force", dir, commit); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = tr.Run("worktree", "remove", "--force", dir)
-		_ = os.RemoveAll(dir)
-		_, _ = tr.Run("worktree", "prune")
-	})
+	t.Cleanup(release)
 	return &tree.Tree{Git: tree.Git{Dir: dir}}
+}
+
+// lendWorktree is a worktree of the patched tree tr at commit and the
+// function that gives it back (for a check's own goroutines).
+func lendWorktree(tr *tree.Tree, commit string) (string, func(), error) {
+	worktreesMu.Lock()
+	if worktrees == nil {
+		worktrees = &harness.Worktrees{Repo: tr.Git, Dir: filepath.Join(ln.WorkDir(), "checks")}
+	}
+	w := worktrees
+	worktreesMu.Unlock()
+	return w.Get(commit)
+}
+
+// closeWorktrees removes the checks' worktrees (TestMain, after the tests).
+func closeWorktrees() error {
+	worktreesMu.Lock()
+	defer worktreesMu.Unlock()
+	if worktrees == nil {
+		return nil
+	}
+	err := worktrees.Close()
+	worktrees = nil
+	return err
 }
 
 // treeWithout is the series just before the earlier patch named fix, plus
@@ -518,7 +593,7 @@ func treeWithout(t *testing.T, l *loaded, i int, name, fix string) *tree.Tree {
 	if j < 0 || j >= i {
 		t.Fatalf("Regression: (without %s): no such patch before %s in the series", fix, name)
 	}
-	wt := worktree(t, l.tree, name+"-without-"+patchName(fix), l.commits[j]+"^")
+	wt := worktree(t, l.tree, l.commits[j]+"^")
 	checkoutTestFiles(t, wt, l.commits[i], l.patches[i])
 	// The patch's tests need the rest of their packages' test files (the
 	// helpers a later test-only patch builds on), as they are at its commit.
