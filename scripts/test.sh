@@ -9,10 +9,11 @@
 # built against the line), the matrix, and the checks of the built
 # binaries, the line run as a cluster on this machine (TestCluster), and the
 # field's scenarios on that cluster, fork vs upstream (scripts/e2e.sh). The
-# line proof:
-# lint, exact apply, build, etcd, every Test: (the integration scenarios
-# among them) and the checks of the built binaries. Each line is fetched,
-# applied and built first (cached when nothing changed).
+# line proof: lint, exact apply, and every Test: that is not an
+# integration test (those need the line's etcd and kube-apiserver's
+# compile); it builds nothing, which leaves CI's budget for the newest
+# line's proof. Each line is fetched and applied first, and the newest
+# built (cached when nothing changed).
 # Without LINE, the newest line's full proof leaves out the checks of the
 # release engineering around the line (per_line_only below): they run in
 # `make test LINE=vA.B`, which the users' workflow (ci/github-workflow.yml)
@@ -24,14 +25,15 @@ source "$(dirname "$0")/lib.sh"
 
 timeout=${TEST_TIMEOUT:-60m}
 
-# prepare LINE PROOF: what the proof needs built; the full proof also runs
-# the line as a cluster (TestCluster), which needs the cluster's binaries.
+# prepare LINE PROOF: what the proof needs: the patched tree; the full
+# proof also the built binaries, etcd, and the cluster's binaries (it runs
+# the line as a cluster, TestCluster).
 prepare() {
 	LINE=$1 "$ROOT/scripts/fetch.sh"
 	LINE=$1 "$ROOT/scripts/apply.sh"
-	LINE=$1 "$ROOT/scripts/build.sh"
-	LINE=$1 "$ROOT/scripts/etcd.sh"
 	if [[ $2 == full ]]; then
+		LINE=$1 "$ROOT/scripts/build.sh"
+		LINE=$1 "$ROOT/scripts/etcd.sh"
 		LINE=$1 "$ROOT/scripts/cluster-binaries.sh"
 	fi
 }

@@ -10,8 +10,10 @@ var (
 	// LineProofTests are the line proof's tests (make test without LINE,
 	// for every supported line but the newest). Within TestSeries the
 	// line proof runs the kinds of check marked LineProof
-	// (series.Checks).
-	LineProofTests = []string{"TestSeries", "TestBinaries", "TestEtcdBinary"}
+	// (series.Checks), and of the Test: lines those that are not
+	// integration tests: the line proof builds neither the line's
+	// binaries nor its etcd, which make test LINE=vA.B does.
+	LineProofTests = []string{"TestSeries"}
 	// PerLineOnlyTests are left out of the newest line's full proof in
 	// make test without LINE, to fit CI's time budget: they prove the
 	// release engineering around a line rather than its patches, and run

@@ -69,6 +69,14 @@ type GoTest struct {
 
 func (t GoTest) String() string { return t.Raw }
 
+// Integration reports whether the command runs tests of test/integration:
+// they start etcd and an API server, so they need the line's etcd built
+// (make etcd) and the compile of kube-apiserver.
+func (t GoTest) Integration() bool {
+	pkg := strings.TrimPrefix(t.Package, "./")
+	return pkg == "test/integration" || strings.HasPrefix(pkg, "test/integration/")
+}
+
 // Status is an Upstream-Status value (DEP-3 / OpenEmbedded style).
 type Status struct {
 	Kind string // Inappropriate, Pending, Submitted, Backport

@@ -530,3 +530,23 @@ func TestReadSubject(t *testing.T) {
 	_, err := series.ReadSubject(filepath.Join(t.TempDir(), "missing.patch"))
 	assert.True(t, os.IsNotExist(err), "want a not-exist error, got %v", err)
 }
+
+func TestGoTestIntegration(t *testing.T) {
+	for _, tc := range []struct {
+		pkg  string
+		want bool
+	}{
+		{"./test/integration/localdynamic", true},
+		{"./test/integration/scheduler_perf/volumes", true},
+		{"./test/integration", true},
+		{"test/integration/framework", true},
+		{"./test/integrationx", false},
+		{"./test/e2e/storage", false},
+		{"./pkg/scheduler/framework/plugins/volumebinding", false},
+		{"./pkg/kubelet/volumemanager", false},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			assert.Equal(t, tc.want, series.GoTest{Package: tc.pkg}.Integration())
+		})
+	}
+}
