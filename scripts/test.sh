@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test: prove release lines with the harness (go test ./tests).
 #   LINE=vA.B scripts/test.sh   the full proof of that line
-#   scripts/test.sh             the full proof of the newest line, then the
-#                               line proof of every other supported line
+#   scripts/test.sh             the full proof of the newest line, and
+#                               beside it the line proof of every other
+#                               supported line (scripts/line-proofs.sh)
 # The full proof: series lint, exact apply, every Test:, the touched
 # packages' upstream suites, regression proofs, mutants, the binary smoke
 # test (of the line's kube-scheduler and of examples/out-of-tree-scheduler
@@ -25,17 +26,15 @@ source "$(dirname "$0")/lib.sh"
 
 timeout=${TEST_TIMEOUT:-60m}
 
-# prepare LINE PROOF: what the proof needs: the patched tree; the full
-# proof also the built binaries, etcd, and the cluster's binaries (it runs
-# the line as a cluster, TestCluster).
+# prepare LINE: what the full proof needs: the patched tree, the built
+# binaries, etcd, and the cluster's binaries (it runs the line as a
+# cluster, TestCluster).
 prepare() {
 	LINE=$1 "$ROOT/scripts/fetch.sh"
 	LINE=$1 "$ROOT/scripts/apply.sh"
-	if [[ $2 == full ]]; then
-		LINE=$1 "$ROOT/scripts/build.sh"
-		LINE=$1 "$ROOT/scripts/etcd.sh"
-		LINE=$1 "$ROOT/scripts/cluster-binaries.sh"
-	fi
+	LINE=$1 "$ROOT/scripts/build.sh"
+	LINE=$1 "$ROOT/scripts/etcd.sh"
+	LINE=$1 "$ROOT/scripts/cluster-binaries.sh"
 }
 
 # The tests only `make test LINE=vA.B` runs (the multi-arch release and its
@@ -44,7 +43,6 @@ prepare() {
 # rather than its patches, about 13 minutes of a cold run), and the line
 # proof's tests, are internal/harness's.
 per_line_only=$(carry proof-tests per-line-only)
-line_proof=$(carry proof-tests line)
 
 # harness LINE PROOF [RUN [SKIP]]
 harness() {
@@ -53,25 +51,67 @@ harness() {
 	(cd "$ROOT" && LINE=$1 KUBE_CARRY_PROOF=$2 go test -count=1 -timeout "$timeout" ./tests/... -v -run "$run" -skip "$skip")
 }
 
+# Without LINE, the other lines' line proofs (scripts/line-proofs.sh) run
+# beside everything else, at the lowest CPU and I/O priority: they take
+# the CPU that the newest line's proof leaves idle while it waits (on its
+# clusters, etcd, kubelets and provisioners) and slow it down by next to
+# nothing. Their output goes to _output/line-proofs.log, printed at the
+# end; they may wait for the CPU for most of the run, hence their longer
+# timeout. They stay in this script's process group (a CI that kills the
+# group kills them too); when this script ends early they are stopped,
+# with every process under them.
+others=
+others_log="$ROOT/_output/line-proofs.log"
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+stop_others() {
+	if [[ -n "$others" ]] && kill -0 "$others" 2>/dev/null; then
+		log "test: stopping the line proofs (log: ${others_log#"$ROOT"/})"
+		# shellcheck disable=SC2046 # one pid a word
+		kill -TERM "$others" $(descendants "$others") 2>/dev/null || true
+		wait "$others" 2>/dev/null || true
+	fi
+}
+if [[ -z "${LINE:-}" ]]; then
+	read -r -a supported < <(carry lines -offline -supported)
+	newest=${supported[-1]}
+	others_lines=("${supported[@]:0:${#supported[@]}-1}")
+	if ((${#others_lines[@]} > 0)); then
+		mkdir -p "$ROOT/_output"
+		log "test: the line proofs of ${others_lines[*]} run beside, at the lowest priority (log: ${others_log#"$ROOT"/})"
+		trap stop_others EXIT
+		trap 'stop_others; exit 143' TERM INT HUP
+		TEST_TIMEOUT=${TEST_TIMEOUT:-120m} nice -n 19 ionice -c 3 "$ROOT/scripts/line-proofs.sh" >"$others_log" 2>&1 &
+		others=$!
+	fi
+fi
+
 log "test: the tooling's own tests (cmd/, internal/)"
 (cd "$ROOT" && go test -count=1 -timeout "$timeout" ./cmd/... ./internal/...)
 
 if [[ -n "${LINE:-}" ]]; then
 	line_paths
-	prepare "$LINE" full
+	prepare "$LINE"
 	harness "$LINE" full
 	"$ROOT/scripts/e2e.sh"
 	exit 0
 fi
 
-read -r -a supported < <(carry lines -offline -supported)
-newest=${supported[-1]}
-prepare "$newest" full
+prepare "$newest"
 harness "$newest" full "${RUN:-}" "$per_line_only"
 LINE=$newest "$ROOT/scripts/e2e.sh"
-for l in "${supported[@]}"; do
-	[[ "$l" == "$newest" ]] && continue
-	prepare "$l" line
-	harness "$l" line "$line_proof"
-done
-log "test: full proof of $newest (without $per_line_only: make test LINE=$newest); line proof of ${supported[*]:0:${#supported[@]}-1}"
+status=0
+if [[ -n "$others" ]]; then
+	log "test: waiting for the line proofs of ${others_lines[*]}"
+	wait "$others" || status=$?
+	others=
+	log "test: the line proofs of ${others_lines[*]} (${others_log#"$ROOT"/}):"
+	cat "$others_log"
+fi
+((status == 0)) || die "the line proof of ${others_lines[*]} failed (above; log ${others_log#"$ROOT"/})"
+log "test: full proof of $newest (without $per_line_only: make test LINE=$newest); line proof of ${others_lines[*]}"

@@ -215,7 +215,10 @@ func proveTests(t *testing.T, l *loaded, name, file string, p *series.Patch) {
 	passed, left := 0, 0
 	defer func() {
 		cell := fmt.Sprintf("%d/%d pass", passed, len(p.Tests)-left)
-		if left > 0 {
+		switch {
+		case left == len(p.Tests):
+			cell = "not run (line proof: integration)"
+		case left > 0:
 			cell += fmt.Sprintf(", %d integration not run (line proof)", left)
 		}
 		setCell(name, "test", cell)
