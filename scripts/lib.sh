@@ -20,6 +20,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 carry() {
 	if [[ ! -x "$CARRY" || -n "$(find "$ROOT/cmd" "$ROOT/internal" "$ROOT/go.mod" "$ROOT/go.sum" -newer "$CARRY" -print -quit)" ]]; then
 		local settings
+		# stderr: callers capture carry's output, $(carry ...).
+		printf 'carry: building %s (cmd/carry)\n' "${CARRY#"$ROOT"/}" >&2
 		mapfile -t settings < <(grep -Ev '^[[:space:]]*(#|$)' "$ROOT/internal/build/settings.env")
 		(cd "$ROOT" && env "${settings[@]}" go build -o "$CARRY" ./cmd/carry)
 	fi
