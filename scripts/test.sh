@@ -44,6 +44,11 @@ prepare() {
 # proof's tests, are internal/harness's.
 per_line_only=$(carry proof-tests per-line-only)
 
+# tooling_tests: the tooling's own tests.
+tooling_tests() {
+	(cd "$ROOT" && go test -count=1 -timeout "$timeout" ./cmd/... ./internal/...)
+}
+
 # harness LINE PROOF [RUN [SKIP]]
 harness() {
 	local run=${3:-${RUN:-}} skip=${4:-}
@@ -59,7 +64,7 @@ harness() {
 # end; they may wait for the CPU for most of the run, hence their longer
 # timeout. They stay in this script's process group (a CI that kills the
 # group kills them too); when this script ends early they are stopped,
-# with every process under them.
+# with every process under them, and so is the step it was waiting for.
 others=
 others_log="$ROOT/_output/line-proofs.log"
 descendants() {
@@ -69,13 +74,34 @@ descendants() {
 		descendants "$c"
 	done
 }
+# stop_tree PID: stops the process and every process under it.
+stop_tree() {
+	if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
+		# shellcheck disable=SC2046 # one pid a word
+		kill -TERM "$1" $(descendants "$1") 2>/dev/null || true
+		wait "$1" 2>/dev/null || true
+	fi
+}
 stop_others() {
+	stop_tree "$step"
 	if [[ -n "$others" ]] && kill -0 "$others" 2>/dev/null; then
 		log "test: stopping the line proofs (log: ${others_log#"$ROOT"/})"
-		# shellcheck disable=SC2046 # one pid a word
-		kill -TERM "$others" $(descendants "$others") 2>/dev/null || true
-		wait "$others" 2>/dev/null || true
+		stop_tree "$others"
 	fi
+}
+# run CMD...: one step of the proof, in the background while this script
+# waits for it. Bash runs a trap only between foreground commands, so with
+# the step in the foreground a TERM sent to this script alone (not to its
+# process group) would stop the line proofs only after the step ended, up
+# to an hour later.
+step=
+run() {
+	local status=0
+	"$@" &
+	step=$!
+	wait "$step" || status=$?
+	step=
+	return "$status"
 }
 if [[ -z "${LINE:-}" ]]; then
 	read -r -a supported < <(carry lines -offline -supported)
@@ -92,7 +118,7 @@ if [[ -z "${LINE:-}" ]]; then
 fi
 
 log "test: the tooling's own tests (cmd/, internal/)"
-(cd "$ROOT" && go test -count=1 -timeout "$timeout" ./cmd/... ./internal/...)
+run tooling_tests
 
 if [[ -n "${LINE:-}" ]]; then
 	line_paths
@@ -102,9 +128,9 @@ if [[ -n "${LINE:-}" ]]; then
 	exit 0
 fi
 
-prepare "$newest"
-harness "$newest" full "${RUN:-}" "$per_line_only"
-LINE=$newest "$ROOT/scripts/e2e.sh"
+run prepare "$newest"
+run harness "$newest" full "${RUN:-}" "$per_line_only"
+run env LINE="$newest" "$ROOT/scripts/e2e.sh"
 status=0
 if [[ -n "$others" ]]; then
 	log "test: waiting for the line proofs of ${others_lines[*]}"

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -448,4 +450,131 @@ func TestCarryBuildSettings(t *testing.T) {
 			assert.Equal(t, s.Value, recorded[s.Name], "carry built with %s=%s:\n%s", s.Name, recorded[s.Name], out)
 		}
 	}
+}
+
+// TestTestScriptStopsOnTerm: scripts/test.sh (make test without LINE) runs
+// the other lines' proofs beside its own steps. A TERM sent to the script
+// alone, not to its process group, must stop at once the step it waits
+// for, the line proofs and every process under them: bash runs a trap only
+// between foreground commands, so a step in the foreground kept the script
+// and the line proofs running until the step ended, up to an hour later.
+// The test runs the script in a copy of the repository whose carry, line
+// proofs and go are fakes that wait, each with a child.
+func TestTestScriptStopsOnTerm(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	for _, tool := range []string{"nice", "ionice", "pgrep", "sleep"} {
+		_, err := exec.LookPath(tool)
+		require.NoError(t, err, "scripts/test.sh needs %s", tool)
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "repo")
+	pids := filepath.Join(dir, "pids")
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{"scripts", "cmd", "internal", "_output/tools"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(fake, d), 0o755))
+	}
+	require.NoError(t, os.Mkdir(pids, 0o755))
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	for _, f := range []string{"scripts/test.sh", "scripts/lib.sh"} {
+		b, err := os.ReadFile(rootPath(f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(fake, f), b, 0o755))
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fake, f), nil, 0o644))
+	}
+	// waits writes the pids of the fake and of a child that sleeps, then
+	// waits for the child.
+	waits := func(name string) string {
+		return "sleep 300 &\necho $! >" + filepath.Join(pids, name+"-child") + "\necho $$ >" + filepath.Join(pids, name) + "\nwait\n"
+	}
+	scripts := map[string]string{
+		// Written after cmd/, internal/, go.mod and go.sum: lib.sh does
+		// not build it again.
+		filepath.Join(fake, "_output/tools/carry"): `case "$1" in
+build-env) ;;
+lines) echo v1.36 v1.37 ;;
+proof-tests) echo '^TestNone$' ;;
+*) echo "fake carry: unexpected $*" >&2; exit 2 ;;
+esac`,
+		filepath.Join(fake, "scripts/line-proofs.sh"): waits("line-proofs"),
+		filepath.Join(bin, "go"):                      waits("go"),
+	}
+	for path, body := range scripts {
+		require.NoError(t, os.WriteFile(path, []byte("#!"+bash+"\n"+body), 0o755))
+	}
+
+	cmd := exec.Command(bash, filepath.Join(fake, "scripts/test.sh"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	readPID := func(name string) int {
+		b, err := os.ReadFile(filepath.Join(pids, name))
+		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+			return 0
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		require.NoError(t, err)
+		return pid
+	}
+	names := []string{"go", "go-child", "line-proofs", "line-proofs-child"}
+	started := map[string]int{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(started) < len(names) {
+		select {
+		case err := <-done:
+			t.Fatalf("scripts/test.sh ended (%v) before its step and the line proofs started:\n%s", err, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "the fakes did not start in 30s (started: %v):\n%s", started, out.String())
+		for _, name := range names {
+			if pid := readPID(name); pid != 0 {
+				started[name] = pid
+			}
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range started {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "scripts/test.sh after TERM:\n%s", out.String())
+		assert.Equal(t, 143, exit.ExitCode(), "exit status of scripts/test.sh after TERM:\n%s", out.String())
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("scripts/test.sh did not end within 20s of a TERM sent to it alone, while its step (the tooling's tests) ran, or a process it left keeps its output open:\n%s", out.String())
+	}
+	for _, name := range names {
+		pid := started[name]
+		gone := false
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if !processRuns(pid) {
+				gone = true
+				break
+			}
+		}
+		assert.True(t, gone, "%s (pid %d) still runs after scripts/test.sh was stopped:\n%s", name, pid, out.String())
+	}
+}
+
+// processRuns reports whether the process runs: it exists and is not a
+// zombie (a process that ended, not reaped yet by the parent it was
+// reparented to).
+func processRuns(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || !bytes.HasPrefix(b[i+1:], []byte(" Z"))
 }
