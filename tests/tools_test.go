@@ -557,24 +557,11 @@ esac`,
 		pid := started[name]
 		gone := false
 		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if !processRuns(pid) {
+			if !running(pid) {
 				gone = true
 				break
 			}
 		}
 		assert.True(t, gone, "%s (pid %d) still runs after scripts/test.sh was stopped:\n%s", name, pid, out.String())
 	}
-}
-
-// processRuns reports whether the process runs: it exists and is not a
-// zombie (a process that ended, not reaped yet by the parent it was
-// reparented to).
-func processRuns(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || !bytes.HasPrefix(b[i+1:], []byte(" Z"))
 }
