@@ -93,8 +93,11 @@ stop_others() {
 # waits for it. Bash runs a trap only between foreground commands, so with
 # the step in the foreground a TERM sent to this script alone (not to its
 # process group) would stop the line proofs only after the step ended, up
-# to an hour later.
+# to an hour later. With or without LINE, a TERM, INT or HUP stops the
+# step (and the line proofs) and ends the script with 143.
 step=
+trap stop_others EXIT
+trap 'stop_others; exit 143' TERM INT HUP
 run() {
 	local status=0
 	"$@" &
@@ -110,8 +113,6 @@ if [[ -z "${LINE:-}" ]]; then
 	if ((${#others_lines[@]} > 0)); then
 		mkdir -p "$ROOT/_output"
 		log "test: the line proofs of ${others_lines[*]} run beside, at the lowest priority (log: ${others_log#"$ROOT"/})"
-		trap stop_others EXIT
-		trap 'stop_others; exit 143' TERM INT HUP
 		TEST_TIMEOUT=${TEST_TIMEOUT:-120m} nice -n 19 ionice -c 3 "$ROOT/scripts/line-proofs.sh" >"$others_log" 2>&1 &
 		others=$!
 	fi
@@ -122,9 +123,9 @@ run tooling_tests
 
 if [[ -n "${LINE:-}" ]]; then
 	line_paths
-	prepare "$LINE"
-	harness "$LINE" full
-	"$ROOT/scripts/e2e.sh"
+	run prepare "$LINE"
+	run harness "$LINE" full
+	run "$ROOT/scripts/e2e.sh"
 	exit 0
 fi
 

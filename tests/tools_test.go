@@ -452,14 +452,16 @@ func TestCarryBuildSettings(t *testing.T) {
 	}
 }
 
-// TestTestScriptStopsOnTerm: scripts/test.sh (make test without LINE) runs
-// the other lines' proofs beside its own steps. A TERM sent to the script
-// alone, not to its process group, must stop at once the step it waits
-// for, the line proofs and every process under them: bash runs a trap only
-// between foreground commands, so a step in the foreground kept the script
-// and the line proofs running until the step ended, up to an hour later.
-// The test runs the script in a copy of the repository whose carry, line
-// proofs and go are fakes that wait, each with a child.
+// TestTestScriptStopsOnTerm: scripts/test.sh (make test) runs its steps,
+// and without LINE the other lines' proofs beside them. A TERM sent to the
+// script alone, not to its process group, must stop at once the step it
+// waits for, the line proofs and every process under them: bash runs a
+// trap only between foreground commands, so a step in the foreground kept
+// the script and the line proofs running until the step ended, up to an
+// hour later; and with LINE the script had no trap, so the TERM ended bash
+// and left the step running. The test runs the script in a copy of the
+// repository whose carry, line proofs and go are fakes that wait, each
+// with a child.
 func TestTestScriptStopsOnTerm(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
@@ -467,6 +469,24 @@ func TestTestScriptStopsOnTerm(t *testing.T) {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "scripts/test.sh needs %s", tool)
 	}
+	for _, tc := range []struct {
+		name, line string
+		// names are the fakes that run when the TERM comes.
+		names []string
+	}{
+		{name: "newest line and line proofs", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}},
+		{name: "one line", line: "v1.37", names: []string{"go", "go-child"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testScriptStopsOnTerm(t, bash, tc.line, tc.names)
+		})
+	}
+}
+
+// testScriptStopsOnTerm runs scripts/test.sh with LINE=line, sends it a
+// TERM once the fakes in names run, and checks that it ends with 143 and
+// that none of them is left.
+func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "repo")
 	pids := filepath.Join(dir, "pids")
@@ -506,7 +526,7 @@ esac`,
 	}
 
 	cmd := exec.Command(bash, filepath.Join(fake, "scripts/test.sh"))
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE=")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
@@ -521,7 +541,6 @@ esac`,
 		require.NoError(t, err)
 		return pid
 	}
-	names := []string{"go", "go-child", "line-proofs", "line-proofs-child"}
 	started := map[string]int{}
 	deadline := time.Now().Add(30 * time.Second)
 	for len(started) < len(names) {
