@@ -70,13 +70,17 @@ func boolStr(b bool) string {
 	return "no"
 }
 
-// waitFor polls cond until it holds or timeout; the last state it reports
-// is in the failure.
+// waitFor polls cond until it holds, timeout passes or the scenario's
+// context ends (its timeout, an interrupt); the last state it reports is
+// in the failure.
 func (e *env) waitFor(timeout time.Duration, what string, cond func() (bool, string)) {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for time.Now().Before(deadline) {
+		if err := e.ctx.Err(); err != nil {
+			e.t.Fatalf("%s: %v: %s", what, err, strings.TrimSpace(last))
+		}
 		ok, state := cond()
 		if ok {
 			return

@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -50,7 +52,27 @@ var ln = func() line.Line {
 // driverBin is cmd/csi-local, built once for the run.
 var driverBin string
 
+// interrupted is done once the run gets an INT (Ctrl-C) or a TERM. Every
+// cluster's context derives from it: the scenario on the cluster stops,
+// the test's cleanup stops the cluster and removes everything it left,
+// and no other cluster is started. The cluster's components run in
+// sessions of their own, so without this they would outlive the run. A
+// second INT or TERM ends the run at once and leaves the cluster to make
+// cluster-down.
+var interrupted context.Context
+
 func TestMain(m *testing.M) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	interrupted = ctx
+	context.AfterFunc(ctx, func() {
+		stop()
+		fmt.Fprintln(os.Stderr, "e2e: interrupted: stopping the scenario and its cluster (a second interrupt ends the run at once and leaves the cluster to make cluster-down)")
+	})
+	// A TERM sent to the process group ends go test too, and with it the
+	// pipe this program writes its output to. With SIGPIPE handled, a
+	// write to that pipe fails instead of ending the program before its
+	// cluster is stopped.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	dir, err := os.MkdirTemp("", "kube-carry-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,6 +86,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building cmd/csi-local: %v\n%s", err, out)
 		os.Exit(2)
 	}
+	// stop is not called after the run: it would end interrupted too,
+	// and say the run was interrupted.
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -161,11 +185,14 @@ func up(t *testing.T, sc scenario, f flavour) *env {
 
 // start starts the cluster of cfg and the CSI driver under names with the
 // node plugins' pools and the provisioner's latency; the cluster is
-// stopped when the test ends, and timeout bounds everything the test does
-// on it.
+// stopped when the test ends, and timeout or an interrupt of the run
+// bounds everything the test does on it.
 func start(t *testing.T, cfg cluster.Config, names csilocal.Names, capacitySource, pools string, latency, timeout time.Duration) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	if interrupted.Err() != nil {
+		t.Fatal("e2e: interrupted: no cluster is started")
+	}
+	ctx, cancel := context.WithTimeout(interrupted, timeout)
 	t.Cleanup(cancel)
 	st, err := cluster.Up(ctx, cfg)
 	require.NoError(t, err)
@@ -216,6 +243,10 @@ func TestScenarios(t *testing.T) {
 	}
 	report := table(order, results)
 	fmt.Print(report)
+	if interrupted.Err() != nil {
+		// The last whole run's table stays.
+		return
+	}
 	dir := filepath.Join(ln.OutDir(), "e2e")
 	if err := os.MkdirAll(dir, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "report.md"), []byte(report), 0o644)

@@ -228,6 +228,124 @@ func TestClusterUpstream(t *testing.T) {
 	}
 }
 
+// TestE2EInterrupted: make e2e stopped half-way, by Ctrl-C (an INT to its
+// process group) or by a TERM to its process group (a CI's timeout), while
+// a scenario's pods run on their local-dynamic volumes: the run stops its
+// cluster and leaves nothing of it, with no make cluster-down, and keeps
+// the last whole run's table.
+func TestE2EInterrupted(t *testing.T) {
+	load(t)
+	dir, err := filepath.Abs(ln.ClusterDir())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+	}{
+		{"ctrl-c", syscall.SIGINT},
+		{"term to the process group", syscall.SIGTERM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := hostNow(t)
+			report := filepath.Join(ln.OutDir(), "e2e", "report.md")
+			reportBefore, _ := os.ReadFile(report)
+			logFile := filepath.Join(t.TempDir(), "e2e.log")
+			f, err := os.Create(logFile)
+			require.NoError(t, err)
+			defer f.Close()
+			output := func() string {
+				b, _ := os.ReadFile(logFile)
+				return string(b)
+			}
+			cmd := exec.Command(rootPath("scripts/e2e.sh"))
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "E2E_SCENARIO=seed 000")
+			cmd.Stdout, cmd.Stderr = f, f
+			// A process group of its own, as a shell gives a job.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			require.NoError(t, cmd.Start())
+			pgid := cmd.Process.Pid
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				if _, err := os.Stat("/run/kube-carry/cluster.json"); err == nil {
+					if out, err := run(root, "scripts/cluster-down.sh"); err != nil {
+						t.Errorf("cluster-down: %v\n%s", err, out)
+					}
+				}
+			})
+
+			// Interrupt it once the scenario's volumes are mounted.
+			deadline := time.Now().Add(10 * time.Minute)
+			var csiMounts []string
+			for len(csiMounts) == 0 {
+				select {
+				case err := <-done:
+					t.Fatalf("make e2e ended (%v) before a volume was mounted:\n%s", err, output())
+				case <-time.After(time.Second):
+				}
+				require.True(t, time.Now().Before(deadline), "no volume mounted in 10 minutes:\n%s", output())
+				for _, m := range mountsBelow(t, "/var/lib/kube-carry") {
+					if strings.Contains(m, "/volumes/kubernetes.io~csi/") {
+						csiMounts = append(csiMounts, m)
+					}
+				}
+			}
+			t.Logf("%d volumes mounted, e.g. %s: sending %v to the process group", len(csiMounts), csiMounts[0], tc.sig)
+			require.NoError(t, syscall.Kill(-pgid, tc.sig))
+
+			// After a TERM, go test and the script end at once; the test
+			// binary goes on stopping the cluster.
+			deadline = time.Now().Add(3 * time.Minute)
+			for len(groupMembers(t, pgid)) > 0 {
+				require.True(t, time.Now().Before(deadline), "make e2e still runs 3 minutes after the %v: %v\n%s", tc.sig, groupMembers(t, pgid), output())
+				time.Sleep(500 * time.Millisecond)
+			}
+			err = <-done
+			require.Error(t, err, "make e2e was interrupted:\n%s", output())
+			if tc.sig == syscall.SIGINT {
+				// go test outlives the INT and prints the run's output;
+				// after a TERM it is gone.
+				assert.Contains(t, output(), "e2e: interrupted", "the run says it was interrupted")
+				assert.Contains(t, output(), "cluster-down: removed", "the run stopped its cluster")
+			}
+			before.assertSame(t, hostNow(t), dir)
+			reportAfter, _ := os.ReadFile(report)
+			assert.Equal(t, string(reportBefore), string(reportAfter), "the last whole run's table (%s) stays", report)
+		})
+	}
+}
+
+// groupMembers lists the processes of process group pgid that have not
+// exited.
+func groupMembers(t *testing.T, pgid int) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var ps []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) < 3 || fields[0] == "Z" || fields[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		ps = append(ps, fmt.Sprintf("%d %s", pid, b[:i+1]))
+	}
+	return ps
+}
+
 type clusterComponent struct {
 	Name string
 	Node string
