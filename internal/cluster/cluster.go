@@ -346,8 +346,8 @@ func (r Report) String() string {
 // the machine's marker names) and removes everything it left: processes
 // (kubelets first, then the runtimes and their containers, then the
 // control plane), mounts under the folder, the nodes' network namespaces
-// and the bridge, the cgroups, the kubelets' log links. The folder's files
-// (logs, certificates) stay.
+// and the bridge, the cgroups, the kubelets' log links, the sockets of the
+// shims it killed. The folder's files (logs, certificates) stay.
 func Down(dir string, log io.Writer) (Report, error) {
 	var rep Report
 	st, err := Running()
@@ -387,29 +387,12 @@ func Down(dir string, log io.Writer) (Report, error) {
 			rep.Processes++
 		}
 	}
-	// Whatever is left: containers and their shims, components started by
-	// an interrupted Up before it recorded them.
-	for range 5 {
-		ps, err := ourProcesses(dir)
-		if err != nil {
-			return rep, err
-		}
-		if len(ps) == 0 {
-			break
-		}
-		for _, p := range ps {
-			logf("stopping pid %d (%s): %s", p.pid, p.why, truncate(p.cmd, 120))
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
-			rep.Processes++
-		}
-		for _, p := range ps {
-			_ = stopProcess(p.pid, p.tick, time.Second)
-		}
+	n, shimSockets, err := stopLeftovers(dir, logf)
+	rep.Processes += n
+	if err != nil {
+		return rep, err
 	}
-	if ps, _ := ourProcesses(dir); len(ps) > 0 {
-		return rep, fmt.Errorf("%d processes do not stop, e.g. pid %d (%s)", len(ps), ps[0].pid, ps[0].why)
-	}
-	n, err := unmountAll(dir)
+	n, err = unmountAll(dir)
 	rep.Mounts = n
 	if err != nil {
 		return rep, err
@@ -433,12 +416,48 @@ func Down(dir string, log io.Writer) (Report, error) {
 		return rep, err
 	}
 	rep.LogLinks = removeLogLinks(dir)
-	rep.ShimSockets = removeShimSockets(dir)
+	rep.ShimSockets = removeShimSockets(dir, shimSockets) + removeDeadShimSockets(dir)
 	if err := os.Remove(MarkerFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return rep, err
 	}
 	logf("removed %s", rep)
 	return rep, nil
+}
+
+// stopLeftovers kills what is left of the cluster in dir once its recorded
+// components are stopped: containers and their shims, components started
+// by an interrupted Up before it recorded them. It returns how many it
+// killed and the containerd shim sockets they held: a killed shim leaves
+// its socket, and the task folder that would name it may be gone already
+// (containerd removes it when it fails to create a task, as when it is
+// stopped in the middle of one).
+func stopLeftovers(dir string, logf func(string, ...any)) (int, []string, error) {
+	n := 0
+	var sockets []string
+	for range 5 {
+		ps, err := ourProcesses(dir)
+		if err != nil {
+			return n, sockets, err
+		}
+		if len(ps) == 0 {
+			break
+		}
+		for _, p := range ps {
+			sockets = append(sockets, shimSocketsOf(p.pid)...)
+		}
+		for _, p := range ps {
+			logf("stopping pid %d (%s): %s", p.pid, p.why, truncate(p.cmd, 120))
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			n++
+		}
+		for _, p := range ps {
+			_ = stopProcess(p.pid, p.tick, time.Second)
+		}
+	}
+	if ps, _ := ourProcesses(dir); len(ps) > 0 {
+		return n, sockets, fmt.Errorf("%d processes do not stop, e.g. pid %d (%s)", len(ps), ps[0].pid, ps[0].why)
+	}
+	return n, sockets, nil
 }
 
 // Label names the component for messages: kubelet on node1.

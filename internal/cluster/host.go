@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,14 +28,19 @@ import (
 // so that cluster-down finds them also when the state file is lost.
 const (
 	bridgeName = "kc0"
-	// cgroupParent is the cgroup (in every hierarchy) under which each
-	// node's kubelet puts its pods: /kube-carry/<node>.
-	cgroupParent = "kube-carry"
-	cgroupRoot   = "/sys/fs/cgroup"
-	netnsDir     = "/run/netns"
+	cgroupRoot = "/sys/fs/cgroup"
 	// containerLogLinks is where every kubelet links its containers' logs
 	// (a fixed path in the kubelet).
 	containerLogLinks = "/var/log/containers"
+)
+
+// Variables, so that a test that stops processes it started stops none of
+// a running cluster's.
+var (
+	// cgroupParent is the cgroup (in every hierarchy) under which each
+	// node's kubelet puts its pods: /kube-carry/<node>.
+	cgroupParent = "kube-carry"
+	netnsDir     = "/run/netns"
 )
 
 // netnsName is the network namespace (and host-side veth) of a node.
@@ -414,21 +421,107 @@ func removeNetwork() ([]string, error) {
 }
 
 // shimSocketDir is where containerd 1.6 puts its shims' sockets, named by
-// the hash of the containerd socket, the namespace and the container: a
-// shim that was killed leaves its socket there.
-const shimSocketDir = "/run/containerd/s"
+// the hash of the containerd socket, the namespace and the shim's id (its
+// pod's sandbox): a shim that was killed leaves its socket there. A
+// variable for the tests.
+var shimSocketDir = "/run/containerd/s"
 
-// removeShimSockets removes the sockets of the shims of the nodes' runtimes
-// (every task folder in a node's containerd state names one).
-func removeShimSockets(dir string) int {
+// shimSocketsOf lists the sockets in shimSocketDir that process pid has
+// open: a live shim's own. It returns nil for a process that has ended.
+func shimSocketsOf(pid int) []string {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return nil
+	}
+	targets, err := p.FileDescriptorTargets()
+	if err != nil {
+		return nil
+	}
+	inodes := map[uint64]bool{}
+	for _, t := range targets {
+		var ino uint64
+		if _, err := fmt.Sscanf(t, "socket:[%d]", &ino); err == nil {
+			inodes[ino] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return nil
+	}
+	// The sockets of the process's network namespace (a node's, where its
+	// containerd runs and starts its shims): /proc/<pid>/net/unix.
+	pfs, err := procfs.NewFS(fmt.Sprintf("/proc/%d", pid))
+	if err != nil {
+		return nil
+	}
+	socks, err := pfs.NetUNIX()
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, s := range socks.Rows {
+		if inodes[s.Inode] && filepath.Dir(s.Path) == shimSocketDir && !slices.Contains(paths, s.Path) {
+			paths = append(paths, s.Path)
+		}
+	}
+	return paths
+}
+
+// removeShimSockets removes the sockets of the nodes' killed shims: those
+// the shims held when they were killed (held), and those their runtimes'
+// task folders name (a shim that died before cluster-down ran).
+func removeShimSockets(dir string, held []string) int {
+	socks := slices.Clone(held)
 	tasks, _ := filepath.Glob(filepath.Join(dir, "*", "containerd", "state", "io.containerd.runtime.v2.task", "*", "*"))
-	n := 0
 	for _, t := range tasks {
 		id, ns := filepath.Base(t), filepath.Base(filepath.Dir(t))
 		node := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(t)))))
 		sock := nodePaths{dir: node}.containerdSocket()
 		sum := sha256.Sum256([]byte(filepath.Join(sock, ns, id)))
-		if os.Remove(filepath.Join(shimSocketDir, hex.EncodeToString(sum[:]))) == nil {
+		socks = append(socks, filepath.Join(shimSocketDir, hex.EncodeToString(sum[:])))
+	}
+	slices.Sort(socks)
+	n := 0
+	for _, s := range slices.Compact(socks) {
+		if os.Remove(s) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// removeDeadShimSockets removes the sockets in shimSocketDir that no
+// process listens on and that were made after the cluster in dir was set
+// up (after its nodes' containerd configurations were written): those of
+// its shims that ended before cluster-down could see them and that no
+// task folder names, such as a shim killed in the middle of its start for
+// a task that failed (containerd removes that task's folder). No
+// containerd uses a socket that nobody listens on (it makes it again); a
+// socket older than the cluster stays.
+func removeDeadShimSockets(dir string) int {
+	confs, _ := filepath.Glob(filepath.Join(dir, "*", "containerd.toml"))
+	var since time.Time
+	for _, c := range confs {
+		if fi, err := os.Stat(c); err == nil && (since.IsZero() || fi.ModTime().Before(since)) {
+			since = fi.ModTime()
+		}
+	}
+	if since.IsZero() {
+		return 0
+	}
+	ents, _ := os.ReadDir(shimSocketDir)
+	n := 0
+	for _, e := range ents {
+		p := filepath.Join(shimSocketDir, e.Name())
+		fi, err := e.Info()
+		if err != nil || fi.Mode().Type() != fs.ModeSocket || fi.ModTime().Before(since) {
+			continue
+		}
+		c, err := net.Dial("unix", p)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) && os.Remove(p) == nil {
 			n++
 		}
 	}
