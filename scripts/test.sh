@@ -74,12 +74,20 @@ descendants() {
 		descendants "$c"
 	done
 }
-# stop_tree PID: stops the process and every process under it.
+# stop_tree PID: stops the process and every process under it, and waits
+# until they are gone: a process under it may take a while (the e2e
+# tests stop their cluster), and may outlive PID.
 stop_tree() {
 	if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
-		# shellcheck disable=SC2046 # one pid a word
-		kill -TERM "$1" $(descendants "$1") 2>/dev/null || true
+		local pids i
+		mapfile -t pids < <(echo "$1"; descendants "$1")
+		kill -TERM "${pids[@]}" 2>/dev/null || true
 		wait "$1" 2>/dev/null || true
+		for ((i = 0; i < 1800; i++)); do
+			kill -0 "${pids[@]}" 2>/dev/null || return 0
+			sleep 0.1
+		done
+		log "test: still running 3 minutes after a TERM: $(ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | tr '\n' ';')"
 	fi
 }
 stop_others() {
@@ -94,10 +102,13 @@ stop_others() {
 # the step in the foreground a TERM sent to this script alone (not to its
 # process group) would stop the line proofs only after the step ended, up
 # to an hour later. With or without LINE, a TERM, INT or HUP stops the
-# step (and the line proofs) and ends the script with 143.
+# step (and the line proofs) and ends the script with 128 + the signal's
+# number, as the signal would: 143, 130, 129.
 step=
 trap stop_others EXIT
-trap 'stop_others; exit 143' TERM INT HUP
+trap 'stop_others; exit 143' TERM
+trap 'stop_others; exit 130' INT
+trap 'stop_others; exit 129' HUP
 run() {
 	local status=0
 	"$@" &

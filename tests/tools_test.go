@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -471,22 +472,29 @@ func TestTestScriptStopsOnTerm(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, line string
-		// names are the fakes that run when the TERM comes.
+		// names are the fakes that run when the signal comes.
 		names []string
+		sig   syscall.Signal
+		// status is the script's exit status: 128 + the signal's number.
+		status int
 	}{
-		{name: "newest line and line proofs", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}},
-		{name: "one line", line: "v1.37", names: []string{"go", "go-child"}},
+		{name: "newest line and line proofs", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGTERM, status: 143},
+		{name: "one line", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143},
+		{name: "ctrl-c", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGINT, status: 130},
+		{name: "hangup", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGHUP, status: 129},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testScriptStopsOnTerm(t, bash, tc.line, tc.names)
+			testScriptStopsOnTerm(t, bash, tc.line, tc.names, tc.sig, tc.status)
 		})
 	}
 }
 
-// testScriptStopsOnTerm runs scripts/test.sh with LINE=line, sends it a
-// TERM once the fakes in names run, and checks that it ends with 143 and
-// that none of them is left.
-func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string) {
+// testScriptStopsOnTerm runs scripts/test.sh with LINE=line, sends it sig
+// once the fakes in names run, and checks that it ends with status and
+// that none of them is left when it ends: each fake's child takes a
+// second to stop after its TERM, and outlives the fake (as the e2e test
+// binary, stopping its cluster, outlives go test).
+func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string, sig syscall.Signal, status int) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "repo")
 	pids := filepath.Join(dir, "pids")
@@ -504,10 +512,10 @@ func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string) {
 	for _, f := range []string{"go.mod", "go.sum"} {
 		require.NoError(t, os.WriteFile(filepath.Join(fake, f), nil, 0o644))
 	}
-	// waits writes the pids of the fake and of a child that sleeps, then
-	// waits for the child.
+	// waits writes the pids of the fake and of a child that runs until a
+	// TERM and then takes a second to stop, then waits for the child.
 	waits := func(name string) string {
-		return "sleep 300 &\necho $! >" + filepath.Join(pids, name+"-child") + "\necho $$ >" + filepath.Join(pids, name) + "\nwait\n"
+		return "(trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done) &\necho $! >" + filepath.Join(pids, name+"-child") + "\necho $$ >" + filepath.Join(pids, name) + "\nwait\n"
 	}
 	scripts := map[string]string{
 		// Written after cmd/, internal/, go.mod and go.sum: lib.sh does
@@ -525,10 +533,22 @@ esac`,
 		require.NoError(t, os.WriteFile(path, []byte("#!"+bash+"\n"+body), 0o755))
 	}
 
+	// A signal this test was started with ignored (HUP under nohup, INT in
+	// a shell's background job) the script inherits ignored, and a shell
+	// cannot trap a signal ignored on entry: handled here while the script
+	// starts, it starts with the signal at its default.
+	handled := make(chan os.Signal, 1)
+	signal.Notify(handled, sig)
+	defer signal.Stop(handled)
 	cmd := exec.Command(bash, filepath.Join(fake, "scripts/test.sh"))
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// A file, not a pipe: Wait returns when the script ends, not when the
+	// last process that holds its output does.
+	out := outputFile(filepath.Join(dir, "test.log"))
+	f, err := os.Create(string(out))
+	require.NoError(t, err)
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -562,25 +582,25 @@ esac`,
 		}
 	})
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Process.Signal(sig))
 	select {
 	case err := <-done:
 		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit, "scripts/test.sh after TERM:\n%s", out.String())
-		assert.Equal(t, 143, exit.ExitCode(), "exit status of scripts/test.sh after TERM:\n%s", out.String())
+		require.ErrorAs(t, err, &exit, "scripts/test.sh after %v:\n%s", sig, out.String())
+		assert.Equal(t, status, exit.ExitCode(), "exit status of scripts/test.sh after %v:\n%s", sig, out.String())
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatalf("scripts/test.sh did not end within 20s of a TERM sent to it alone, while its step (the tooling's tests) ran, or a process it left keeps its output open:\n%s", out.String())
+		t.Fatalf("scripts/test.sh did not end within 20s of a %v sent to it alone, while its step (the tooling's tests) ran:\n%s", sig, out.String())
 	}
 	for _, name := range names {
-		pid := started[name]
-		gone := false
-		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if !running(pid) {
-				gone = true
-				break
-			}
-		}
-		assert.True(t, gone, "%s (pid %d) still runs after scripts/test.sh was stopped:\n%s", name, pid, out.String())
+		assert.False(t, running(started[name]), "%s (pid %d) still runs when scripts/test.sh has ended:\n%s", name, started[name], out.String())
 	}
+}
+
+// outputFile is a file a command writes its output to.
+type outputFile string
+
+func (o outputFile) String() string {
+	b, _ := os.ReadFile(string(o))
+	return string(b)
 }
