@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -320,28 +321,11 @@ func TestE2EInterrupted(t *testing.T) {
 // exited.
 func groupMembers(t *testing.T, pgid int) []string {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
 	var ps []string
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	for _, pid := range pids(t) {
+		if st, err := readStat(pid); err == nil && st.state != "Z" && st.pgrp == pgid {
+			ps = append(ps, fmt.Sprintf("%d (%s)", pid, st.comm))
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) < 3 || fields[0] == "Z" || fields[2] != strconv.Itoa(pgid) {
-			continue
-		}
-		ps = append(ps, fmt.Sprintf("%d %s", pid, b[:i+1]))
 	}
 	return ps
 }
@@ -398,42 +382,74 @@ func netnsList(t *testing.T) []string {
 
 func processesNaming(t *testing.T, dir string) []string {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
 	var ps []string
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	for _, pid := range pids(t) {
+		if pid == os.Getpid() || !running(pid) {
 			continue
 		}
-		if !running(pid) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil {
 			continue
 		}
 		cmd := strings.ReplaceAll(string(b), "\x00", " ")
 		if strings.Contains(cmd, dir+"/") {
-			ps = append(ps, e.Name()+": "+cmd)
+			ps = append(ps, fmt.Sprintf("%d: %s", pid, cmd))
 		}
-		if cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil && strings.Contains(string(cg), ":/kube-carry/") {
-			ps = append(ps, e.Name()+" (cgroup /kube-carry): "+cmd)
+		if cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid)); err == nil && strings.Contains(string(cg), ":/kube-carry/") {
+			ps = append(ps, fmt.Sprintf("%d (cgroup /kube-carry): %s", pid, cmd))
 		}
 	}
 	return ps
+}
+
+// pids lists the machine's processes.
+func pids(t *testing.T) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var ps []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			ps = append(ps, pid)
+		}
+	}
+	return ps
+}
+
+// procStat is what /proc/<pid>/stat says of a process.
+type procStat struct {
+	comm  string // the command's name
+	state string // Z: a zombie, exited and waiting for its parent to reap it
+	pgrp  int
+}
+
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if i < 0 || j < i {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(b[j+1:]))
+	if len(fields) < 3 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	pgrp, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
+	}
+	return procStat{comm: string(b[i+1 : j]), state: fields[0], pgrp: pgrp}, nil
 }
 
 // running reports whether pid is a process that has not exited: a zombie
 // (exited, waiting for its parent, here the machine's init, to reap it)
 // runs nothing and holds nothing but its pid.
 func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+	st, err := readStat(pid)
+	return err == nil && st.state != "Z"
 }
 
 func mountsBelow(t *testing.T, dir string) []string {
