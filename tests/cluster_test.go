@@ -253,10 +253,7 @@ func TestE2EInterrupted(t *testing.T) {
 			f, err := os.Create(logFile)
 			require.NoError(t, err)
 			defer f.Close()
-			output := func() string {
-				b, _ := os.ReadFile(logFile)
-				return string(b)
-			}
+			output := outputFile(logFile).String
 			cmd := exec.Command(rootPath("scripts/e2e.sh"))
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "E2E_SCENARIO=seed 000")
