@@ -2,18 +2,17 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -319,9 +318,9 @@ func TestE2EInterrupted(t *testing.T) {
 func groupMembers(t *testing.T, pgid int) []string {
 	t.Helper()
 	var ps []string
-	for _, pid := range pids(t) {
-		if st, err := readStat(pid); err == nil && st.state != "Z" && st.pgrp == pgid {
-			ps = append(ps, fmt.Sprintf("%d (%s)", pid, st.comm))
+	for _, p := range procs(t) {
+		if st, err := p.Stat(); err == nil && st.State != "Z" && st.PGRP == pgid {
+			ps = append(ps, fmt.Sprintf("%d (%s)", p.PID, st.Comm))
 		}
 	}
 	return ps
@@ -380,73 +379,47 @@ func netnsList(t *testing.T) []string {
 func processesNaming(t *testing.T, dir string) []string {
 	t.Helper()
 	var ps []string
-	for _, pid := range pids(t) {
-		if pid == os.Getpid() || !running(pid) {
+	for _, p := range procs(t) {
+		if p.PID == os.Getpid() || !running(p.PID) {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args, err := p.CmdLine()
 		if err != nil {
 			continue
 		}
-		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		cmd := strings.Join(args, " ")
 		if strings.Contains(cmd, dir+"/") {
-			ps = append(ps, fmt.Sprintf("%d: %s", pid, cmd))
+			ps = append(ps, fmt.Sprintf("%d: %s", p.PID, cmd))
 		}
-		if cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid)); err == nil && strings.Contains(string(cg), ":/kube-carry/") {
-			ps = append(ps, fmt.Sprintf("%d (cgroup /kube-carry): %s", pid, cmd))
+		cgroups, _ := p.Cgroups()
+		for _, cg := range cgroups {
+			if strings.HasPrefix(cg.Path, "/kube-carry/") {
+				ps = append(ps, fmt.Sprintf("%d (cgroup /kube-carry): %s", p.PID, cmd))
+				break
+			}
 		}
 	}
 	return ps
 }
 
-// pids lists the machine's processes.
-func pids(t *testing.T) []int {
+// procs lists the machine's processes.
+func procs(t *testing.T) procfs.Procs {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	ps, err := procfs.AllProcs()
 	require.NoError(t, err)
-	var ps []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			ps = append(ps, pid)
-		}
-	}
 	return ps
-}
-
-// procStat is what /proc/<pid>/stat says of a process.
-type procStat struct {
-	comm  string // the command's name
-	state string // Z: a zombie, exited and waiting for its parent to reap it
-	pgrp  int
-}
-
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, err
-	}
-	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
-	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if i < 0 || j < i {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(b[j+1:]))
-	if len(fields) < 3 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
-	}
-	pgrp, err := strconv.Atoi(fields[2])
-	if err != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: process group: %w", pid, err)
-	}
-	return procStat{comm: string(b[i+1 : j]), state: fields[0], pgrp: pgrp}, nil
 }
 
 // running reports whether pid is a process that has not exited: a zombie
 // (exited, waiting for its parent, here the machine's init, to reap it)
 // runs nothing and holds nothing but its pid.
 func running(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state != "Z"
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return false
+	}
+	st, err := p.Stat()
+	return err == nil && st.State != "Z"
 }
 
 func mountsBelow(t *testing.T, dir string) []string {

@@ -48,6 +48,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -1530,22 +1531,11 @@ func reapGroup(pgid int) {
 
 // groupMembers are the processes of group pgid (from /proc).
 func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
+	procs, _ := procfs.AllProcs()
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
-			out = append(out, pid)
+	for _, p := range procs {
+		if st, err := p.Stat(); err == nil && st.PGRP == pgid {
+			out = append(out, p.PID)
 		}
 	}
 	return out

@@ -198,24 +198,18 @@ type proc struct {
 // startTicks is the start time of pid in clock ticks since boot (stat field
 // 22): with the pid it names a process, also after pids wrap.
 func startTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
 	}
-	fields := strings.Fields(string(b[i+1:]))
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
-	}
-	// fields[0] is field 3 (state); field 22 is fields[19].
-	if fields[0] == "Z" {
+	if st.State == "Z" {
 		return 0, fmt.Errorf("pid %d is a zombie", pid)
 	}
-	return strconv.ParseUint(fields[19], 10, 64)
+	return st.Starttime, nil
 }
 
 // alive reports whether the process pid started at tick still runs.
@@ -240,27 +234,27 @@ func ourProcesses(dir string) ([]proc, error) {
 			}
 		}
 	}
-	ents, err := os.ReadDir("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
 	var ps []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, p := range procs {
+		pid := p.PID
+		if pid == self {
 			continue
 		}
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args, err := p.CmdLine()
 		if err != nil {
-			continue // gone, or a kernel thread
+			continue // gone
 		}
-		cmd := strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		cmd := strings.Join(args, " ")
 		why := ""
 		switch {
 		case strings.Contains(cmd, dir+"/"):
 			why = "names " + dir
-		case inOurCgroup(pid):
+		case inOurCgroup(p):
 			why = "in cgroup /" + cgroupParent
 		default:
 			var st unix.Stat_t
@@ -282,17 +276,13 @@ func ourProcesses(dir string) ([]proc, error) {
 	return ps, nil
 }
 
-func inOurCgroup(pid int) bool {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/cgroup", pid))
+func inOurCgroup(p procfs.Proc) bool {
+	cgroups, err := p.Cgroups()
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// hierarchy-ID:controllers:path
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) == 3 && (parts[2] == "/"+cgroupParent || strings.HasPrefix(parts[2], "/"+cgroupParent+"/")) {
+	for _, cg := range cgroups {
+		if cg.Path == "/"+cgroupParent || strings.HasPrefix(cg.Path, "/"+cgroupParent+"/") {
 			return true
 		}
 	}
