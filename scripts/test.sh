@@ -20,6 +20,8 @@
 # `make test LINE=vA.B`, which the users' workflow (ci/github-workflow.yml)
 # runs for every line, so that `make test` stays under CI's time budget.
 # RUN (a go test -run pattern) narrows the harness; TEST_TIMEOUT bounds it.
+# On a TERM, INT or HUP, what still runs TEST_STOP_GRACE seconds (default
+# 180) after the script passed the TERM on is killed.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -74,20 +76,51 @@ descendants() {
 		descendants "$c"
 	done
 }
+# start_time PID: when the process started; empty when it is gone.
+start_time() {
+	ps -o lstart= -p "$1" 2>/dev/null || true
+}
 # stop_tree PID: stops the process and every process under it, and waits
 # until they are gone: a process under it may take a while (the e2e
-# tests stop their cluster), and may outlive PID.
+# tests stop their cluster), and may outlive PID. What still runs
+# TEST_STOP_GRACE seconds (default 180) after the TERM is killed, with
+# what it started since; a pid that another process has taken since the
+# TERM (it started at another time) is left alone.
 stop_tree() {
 	if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
-		local pids i
+		local pids starts left pid i grace=${TEST_STOP_GRACE:-180}
 		mapfile -t pids < <(echo "$1"; descendants "$1")
+		starts=()
+		for pid in "${pids[@]}"; do
+			starts+=("$(start_time "$pid")")
+		done
 		kill -TERM "${pids[@]}" 2>/dev/null || true
-		wait "$1" 2>/dev/null || true
-		for ((i = 0; i < 1800; i++)); do
-			kill -0 "${pids[@]}" 2>/dev/null || return 0
+		# Not wait: it would wait for ever for a PID that ignores the TERM.
+		for ((i = 0; i < grace * 10; i++)); do
+			if ! kill -0 "${pids[@]}" 2>/dev/null; then
+				wait "$1" 2>/dev/null || true
+				return 0
+			fi
 			sleep 0.1
 		done
-		log "test: still running 3 minutes after a TERM: $(ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | tr '\n' ';')"
+		left=()
+		for i in "${!pids[@]}"; do
+			if [[ -n "${starts[i]}" && "$(start_time "${pids[i]}")" == "${starts[i]}" ]]; then
+				left+=("${pids[i]}")
+			fi
+		done
+		((${#left[@]} > 0)) || return 0
+		mapfile -t -O "${#left[@]}" left < <(for pid in "${left[@]}"; do descendants "$pid"; done)
+		log "test: still running ${grace} s after a TERM, killing: $(ps -o pid=,args= -p "$(IFS=,; echo "${left[*]}")" | tr '\n' ';')"
+		kill -KILL "${left[@]}" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			if ! kill -0 "${left[@]}" 2>/dev/null; then
+				wait "$1" 2>/dev/null || true
+				return 0
+			fi
+			sleep 0.1
+		done
+		log "test: still running 10 s after a KILL: $(ps -o pid=,stat=,args= -p "$(IFS=,; echo "${left[*]}")" | tr '\n' ';')"
 	fi
 }
 stop_others() {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -462,7 +463,9 @@ func TestCarryBuildSettings(t *testing.T) {
 // hour later; and with LINE the script had no trap, so the TERM ended bash
 // and left the step running. The test runs the script in a copy of the
 // repository whose carry, line proofs and go are fakes that wait, each
-// with a child.
+// with a child. What ignores the TERM is killed after the grace period
+// (TEST_STOP_GRACE): before, the script waited for ever for a step that
+// ignored it, and left a process under it that ignored it running.
 func TestTestScriptStopsOnTerm(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
@@ -470,31 +473,46 @@ func TestTestScriptStopsOnTerm(t *testing.T) {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "scripts/test.sh needs %s", tool)
 	}
-	for _, tc := range []struct {
-		name, line string
-		// names are the fakes that run when the signal comes.
-		names []string
-		sig   syscall.Signal
-		// status is the script's exit status: 128 + the signal's number.
-		status int
-	}{
+	for _, tc := range []stopOnTermCase{
 		{name: "newest line and line proofs", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGTERM, status: 143},
 		{name: "one line", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143},
 		{name: "ctrl-c", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGINT, status: 130},
 		{name: "hangup", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGHUP, status: 129},
+		{name: "a step that ignores the TERM is killed", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"go"}},
+		{name: "a process under the line proofs that ignores the TERM is killed", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"line-proofs-child"}},
+		{name: "a pid another process has taken since the TERM is not killed", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"go-child"}, reused: "go-child"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testScriptStopsOnTerm(t, bash, tc.line, tc.names, tc.sig, tc.status)
+			testScriptStopsOnTerm(t, bash, tc)
 		})
 	}
 }
 
-// testScriptStopsOnTerm runs scripts/test.sh with LINE=line, sends it sig
-// once the fakes in names run, and checks that it ends with status and
-// that none of them is left when it ends: each fake's child takes a
-// second to stop after its TERM, and outlives the fake (as the e2e test
-// binary, stopping its cluster, outlives go test).
-func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string, sig syscall.Signal, status int) {
+// stopOnTermCase is a case of TestTestScriptStopsOnTerm.
+type stopOnTermCase struct {
+	name, line string
+	// names are the fakes that run when the signal comes.
+	names []string
+	sig   syscall.Signal
+	// status is the script's exit status: 128 + the signal's number.
+	status int
+	// ignoreTerm are the fakes among names that ignore a TERM.
+	ignoreTerm []string
+	// reused, one of ignoreTerm, is a fake whose pid another process has
+	// taken when the grace period ends: a fake ps gives another start
+	// time for it after its first answer.
+	reused string
+}
+
+// testScriptStopsOnTerm runs scripts/test.sh with LINE=tc.line, sends it
+// tc.sig once the fakes in tc.names run, and checks that it ends with
+// tc.status and that none of them is left when it ends: each fake's child
+// takes a second to stop after its TERM, and outlives the fake (as the
+// e2e test binary, stopping its cluster, outlives go test). The fakes in
+// tc.ignoreTerm ignore the TERM: the script kills them after its grace
+// period of 3 s, and says so, but for tc.reused, which it leaves alone.
+func testScriptStopsOnTerm(t *testing.T, bash string, tc stopOnTermCase) {
+	line, names, sig, status, ignoreTerm := tc.line, tc.names, tc.sig, tc.status, tc.ignoreTerm
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "repo")
 	pids := filepath.Join(dir, "pids")
@@ -514,8 +532,19 @@ func testScriptStopsOnTerm(t *testing.T, bash, line string, names []string, sig 
 	}
 	// waits writes the pids of the fake and of a child that runs until a
 	// TERM and then takes a second to stop, then waits for the child.
+	onTerm := func(name string) string {
+		if slices.Contains(ignoreTerm, name) {
+			return "''"
+		}
+		return "'sleep 1; exit 0'"
+	}
 	waits := func(name string) string {
-		return "(trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done) &\necho $! >" + filepath.Join(pids, name+"-child") + "\necho $$ >" + filepath.Join(pids, name) + "\nwait\n"
+		self, wait := "", "wait\n"
+		if slices.Contains(ignoreTerm, name) {
+			// It also outlives its child.
+			self, wait = "trap '' TERM\n", "while :; do sleep 0.1; done\n"
+		}
+		return self + "(trap " + onTerm(name+"-child") + " TERM; while :; do sleep 0.1; done) &\necho $! >" + filepath.Join(pids, name+"-child") + "\necho $$ >" + filepath.Join(pids, name) + "\n" + wait
 	}
 	scripts := map[string]string{
 		// Written after cmd/, internal/, go.mod and go.sum: lib.sh does
@@ -529,6 +558,19 @@ esac`,
 		filepath.Join(fake, "scripts/line-proofs.sh"): waits("line-proofs"),
 		filepath.Join(bin, "go"):                      waits("go"),
 	}
+	if tc.reused != "" {
+		ps, err := exec.LookPath("ps")
+		require.NoError(t, err)
+		count := filepath.Join(dir, "ps-count")
+		scripts[filepath.Join(bin, "ps")] = `if [[ "$*" == "-o lstart= -p $(cat ` + filepath.Join(pids, tc.reused) + ` 2>/dev/null)" ]]; then
+	if [[ -e ` + count + ` ]]; then
+		echo "Thu Jan  1 00:00:00 1970"
+		exit 0
+	fi
+	touch ` + count + `
+fi
+exec ` + ps + ` "$@"`
+	}
 	for path, body := range scripts {
 		require.NoError(t, os.WriteFile(path, []byte("#!"+bash+"\n"+body), 0o755))
 	}
@@ -541,7 +583,7 @@ esac`,
 	signal.Notify(handled, sig)
 	defer signal.Stop(handled)
 	cmd := exec.Command(bash, filepath.Join(fake, "scripts/test.sh"))
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line, "TEST_STOP_GRACE=3")
 	// A file, not a pipe: Wait returns when the script ends, not when the
 	// last process that holds its output does.
 	out := outputFile(filepath.Join(dir, "test.log"))
@@ -593,8 +635,14 @@ esac`,
 		t.Fatalf("scripts/test.sh did not end within 20s of a %v sent to it alone, while its step (the tooling's tests) ran:\n%s", sig, out.String())
 	}
 	for _, name := range names {
+		if name == tc.reused {
+			assert.True(t, running(started[name]), "%s (pid %d), whose pid another process took, was killed:\n%s", name, started[name], out.String())
+			continue
+		}
 		assert.False(t, running(started[name]), "%s (pid %d) still runs when scripts/test.sh has ended:\n%s", name, started[name], out.String())
 	}
+	killed := strings.Contains(out.String(), "still running 3 s after a TERM, killing:")
+	assert.Equal(t, len(ignoreTerm) > 0 && tc.reused == "", killed, "whether scripts/test.sh says it killed what ignored the TERM:\n%s", out.String())
 }
 
 // outputFile is a file a command writes its output to.
