@@ -27,6 +27,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 timeout=${TEST_TIMEOUT:-60m}
+stop_grace=${TEST_STOP_GRACE:-180}
+[[ "$stop_grace" =~ ^[0-9]+$ ]] || die "TEST_STOP_GRACE=$stop_grace: want a whole number of seconds, how long a stopped step may take before it is killed"
 
 # prepare LINE: what the full proof needs: the patched tree, the built
 # binaries, etcd, and the cluster's binaries (it runs the line as a
@@ -88,7 +90,7 @@ start_time() {
 # TERM (it started at another time) is left alone.
 stop_tree() {
 	if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
-		local pids starts left pid i grace=${TEST_STOP_GRACE:-180}
+		local pids starts left pid i grace=$stop_grace
 		mapfile -t pids < <(echo "$1"; descendants "$1")
 		starts=()
 		for pid in "${pids[@]}"; do

@@ -481,6 +481,7 @@ func TestTestScriptStopsOnTerm(t *testing.T) {
 		{name: "a step that ignores the TERM is killed", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"go"}},
 		{name: "a process under the line proofs that ignores the TERM is killed", line: "", names: []string{"go", "go-child", "line-proofs", "line-proofs-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"line-proofs-child"}},
 		{name: "a pid another process has taken since the TERM is not killed", line: "v1.37", names: []string{"go", "go-child"}, sig: syscall.SIGTERM, status: 143, ignoreTerm: []string{"go-child"}, reused: "go-child"},
+		{name: "a grace period that is not a number of seconds is an error", line: "v1.37", stopGrace: "3s", status: 1, wantErr: "TEST_STOP_GRACE=3s: want a whole number of seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testScriptStopsOnTerm(t, bash, tc)
@@ -502,6 +503,11 @@ type stopOnTermCase struct {
 	// taken when the grace period ends: a fake ps gives another start
 	// time for it after its first answer.
 	reused string
+	// stopGrace is TEST_STOP_GRACE, "3" when empty.
+	stopGrace string
+	// wantErr is the error the script ends with at once, before it runs
+	// anything, with status.
+	wantErr string
 }
 
 // testScriptStopsOnTerm runs scripts/test.sh with LINE=tc.line, sends it
@@ -583,7 +589,11 @@ exec ` + ps + ` "$@"`
 	signal.Notify(handled, sig)
 	defer signal.Stop(handled)
 	cmd := exec.Command(bash, filepath.Join(fake, "scripts/test.sh"))
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line, "TEST_STOP_GRACE=3")
+	stopGrace := tc.stopGrace
+	if stopGrace == "" {
+		stopGrace = "3"
+	}
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LINE="+line, "TEST_STOP_GRACE="+stopGrace)
 	// A file, not a pipe: Wait returns when the script ends, not when the
 	// last process that holds its output does.
 	out := outputFile(filepath.Join(dir, "test.log"))
@@ -602,6 +612,22 @@ exec ` + ps + ` "$@"`
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		require.NoError(t, err)
 		return pid
+	}
+	if tc.wantErr != "" {
+		select {
+		case err := <-done:
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "scripts/test.sh with TEST_STOP_GRACE=%s:\n%s", stopGrace, out.String())
+			assert.Equal(t, status, exit.ExitCode(), "exit status of scripts/test.sh:\n%s", out.String())
+			assert.Contains(t, out.String(), tc.wantErr)
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("scripts/test.sh with TEST_STOP_GRACE=%s did not end within 20s:\n%s", stopGrace, out.String())
+		}
+		for _, name := range []string{"go", "line-proofs"} {
+			assert.Zero(t, readPID(name), "%s ran:\n%s", name, out.String())
+		}
+		return
 	}
 	started := map[string]int{}
 	deadline := time.Now().Add(30 * time.Second)
