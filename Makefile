@@ -110,8 +110,8 @@ bump-abort: ## throw a bump away
 	scripts/bump.sh abort
 
 .PHONY: port
-port: ## carry patches to another line: make port P='<patch>...' FROM=vA.B TO=vC.D; stops on a conflict
-	@[[ -n "$(P)" && -n "$(FROM)" && -n "$(TO)" ]] || { echo "usage: make port P='<patch>.patch ...' FROM=vA.B TO=vC.D" >&2; exit 2; }
+port: ## carry patches to another line: make port P='<patch>...' FROM=vA.B TO=vC.D [SINCE=<commit>: only their change since]; stops on a conflict
+	@[[ -n "$(P)" && -n "$(FROM)" && -n "$(TO)" ]] || { echo "usage: make port P='<patch>.patch ...' FROM=vA.B TO=vC.D [SINCE=<commit>]" >&2; exit 2; }
 	scripts/port.sh start $(FROM) $(TO) $(P)
 
 .PHONY: port-continue

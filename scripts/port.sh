@@ -2,7 +2,9 @@
 # port: carry patches of one line into another with 3-way merges; the
 # target line's series is replayed with them in place, and the result is
 # exported into the target line. Stops on a conflict with the tree ready
-# to resolve.
+# to resolve. With SINCE (a commit of this repository), only the change
+# made to each patch in FROM since that commit is merged into TO's own
+# version of the patch.
 #   scripts/port.sh start FROM TO PATCH...
 #   scripts/port.sh continue TO
 #   scripts/port.sh abort TO
@@ -15,7 +17,9 @@ start)
 	[[ $# -ge 4 ]] || die "usage: scripts/port.sh start FROM TO PATCH..."
 	from=$2 to=$3
 	shift 3
-	carry --line "$to" port -from "$from" "$@"
+	since=()
+	[[ -z "${SINCE:-}" ]] || since=(-since "$SINCE")
+	carry --line "$to" port -from "$from" "${since[@]}" "$@"
 	;;
 continue)
 	[[ $# -eq 2 ]] || die "usage: scripts/port.sh continue TO"

@@ -58,7 +58,7 @@ func init() {
 		"rebase-continue": {usage: "rebase-continue: go on after resolving a conflict (git am --continue or --skip in the session's tree)", run: cmdContinue},
 		"rebase-abort":    {usage: "rebase-abort: throw the rebase or bump away; the line and its tree stay as they were", run: cmdAbortRebase},
 		"bump":            {usage: "bump: move the line to the newest patch release of its minor that the proxy serves (a rebase within the minor)", run: cmdBump},
-		"port":            {usage: "port -from vA.B PATCH...: carry patches of line vA.B into this line (3-way merge); stops on a conflict", run: cmdPort},
+		"port":            {usage: "port -from vA.B [-since COMMIT] PATCH...: carry patches of line vA.B into this line (3-way merge), or only their change since COMMIT; stops on a conflict", run: cmdPort},
 		"port-continue":   {usage: "port-continue: go on after resolving a conflict", run: cmdPortContinue},
 		"port-abort":      {usage: "port-abort: throw the port away; the line and its tree stay as they were", run: cmdPortAbort},
 		"resume":          {usage: "resume: finish a command that was killed while putting its result in place (also done by every command)", run: cmdResume},

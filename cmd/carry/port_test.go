@@ -354,7 +354,7 @@ func TestPortFailuresChangeNothing(t *testing.T) {
 		{
 			name: "no patch named",
 			args: []string{"--line", "v1.1", "port", "-from", "v1.0"},
-			want: "carry port: usage: carry port -from vA.B PATCH... (make port P=<patch> FROM=vA.B TO=vC.D)\n",
+			want: "carry port: usage: carry port -from vA.B [-since COMMIT] PATCH... (make port P=<patch> FROM=vA.B TO=vC.D [SINCE=<commit>])\n",
 		},
 		{
 			name: "the source line's patched tree is needed for the 3-way merge",

@@ -53,13 +53,14 @@ func cmdAbortRebase(args []string) error {
 func cmdPort(args []string) error {
 	fs := flag.NewFlagSet("port", flag.ContinueOnError)
 	from := fs.String("from", "", "the line the patches come from (vA.B)")
+	since := fs.String("since", "", "carry only the change made to the patches since this commit of the repository, into this line's own versions")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *from == "" || fs.NArg() == 0 {
-		return errors.New("usage: carry port -from vA.B PATCH... (make port P=<patch> FROM=vA.B TO=vC.D)")
+		return errors.New("usage: carry port -from vA.B [-since COMMIT] PATCH... (make port P=<patch> FROM=vA.B TO=vC.D [SINCE=<commit>])")
 	}
-	return rebase.Port(ln, *from, fs.Args(), progress, os.Stderr)
+	return rebase.Port(ln, *from, fs.Args(), *since, progress, os.Stderr)
 }
 
 func cmdPortContinue(args []string) error {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kube-carry/kube-carry/internal/line"
@@ -19,7 +20,14 @@ import (
 // ported patches inserted where their neighbours in the source line put
 // them (or in place of l's version of the same patch), with 3-way merges
 // against the source line's tree. It stops on a conflict.
-func Port(l line.Line, from string, names []string, progress Progress, warn io.Writer) error {
+//
+// With since (a commit of the repository), only the change that the source
+// line made to each patch since then is carried: it is merged into the
+// target's own version of the patch, which keeps what the target adapted
+// to its release (see portChange). The target must have the patch and its
+// patched tree; a change that conflicts with the target's version is an
+// error, and nothing changes.
+func Port(l line.Line, from string, names []string, since string, progress Progress, warn io.Writer) error {
 	src, err := line.Get(l.Root, from)
 	if err != nil {
 		return fmt.Errorf("FROM: %w", err)
@@ -69,6 +77,24 @@ func Port(l line.Line, from string, names []string, progress Progress, warn io.W
 	if _, err := linetree.ReadPatches(s); err != nil {
 		return err
 	}
+	if since != "" {
+		commit, err := tree.Git{Dir: l.Root}.Line("rev-parse", "--verify", "--quiet", "--short=12", since+"^{commit}")
+		if err != nil {
+			return fmt.Errorf("SINCE=%s is not a commit of the repository", since)
+		}
+		since = commit
+		for _, name := range ported {
+			if !slices.ContainsFunc(s.Entries, func(e series.Entry) bool { return e.Name == name }) {
+				return fmt.Errorf("line %s has no patch %s: SINCE= carries a change into the line's own version of a patch; port the patch whole (no SINCE)", l.Name, name)
+			}
+			if _, _, err := changedSince(l.Root, src, name, since); err != nil {
+				return err
+			}
+		}
+		if _, err := os.Stat(l.TreeDir()); err != nil {
+			return fmt.Errorf("SINCE= merges the change into line %s's version of the patch, in its patched tree: run `make apply LINE=%s` first", l.Name, l.Name)
+		}
+	}
 	var paths, portedPaths []string
 	for _, n := range portOrder(srcSeries, s, ported) {
 		path := filepath.Join(l.Dir(), n)
@@ -91,9 +117,9 @@ func Port(l line.Line, from string, names []string, progress Progress, warn io.W
 	if err := newSessionDir(dir, p); err != nil {
 		return err
 	}
-	var t *tree.Tree
+	var t, cur *tree.Tree
 	if _, err := os.Stat(l.TreeDir()); err == nil {
-		cur, err := linetree.CleanSeriesTree(l, p, s, progress)
+		cur, err = linetree.CleanSeriesTree(l, p, s, progress)
 		if err != nil {
 			os.RemoveAll(dir)
 			return err
@@ -114,8 +140,24 @@ func Port(l line.Line, from string, names []string, progress Progress, warn io.W
 	if err := ShareObjects(t, srcTree); err != nil {
 		return err
 	}
+	if since != "" {
+		for i, path := range portedPaths {
+			name := filepath.Base(path)
+			progress("port: %s: merging line %s's change since %s into line %s's version", name, src.Name, since, l.Name)
+			changed, kept, err := portChange(l.Root, src, l, srcTree, cur, t, name, since, filepath.Join(dir, "change"))
+			if err != nil {
+				os.RemoveAll(dir)
+				return err
+			}
+			if kept {
+				fmt.Fprintf(warn, "port: %s: line %s's change to the patch's message conflicts with line %s's message, which is kept: carry the change to the message by hand (git commit --amend in the tree, then make export LINE=%s)\n", name, src.Name, l.Name, l.Name)
+			}
+			portedPaths[i] = changed
+			paths[slices.Index(paths, path)] = changed
+		}
+	}
 	progress("port: %s from line %s into line %s (%s)", strings.Join(ported, ", "), src.Name, l.Name, p.Version)
-	sess, err := StartSession(&Session{Dir: dir, Kind: KindPort, FromLine: src.Name, Line: l.Name, From: p.Version, To: p.Version, Ported: portedPaths}, paths, progress)
+	sess, err := StartSession(&Session{Dir: dir, Kind: KindPort, FromLine: src.Name, Line: l.Name, From: p.Version, To: p.Version, Ported: portedPaths, Since: since}, paths, progress)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type Session struct {
 	From, To string
 	// Ported are the patch files a port carries in (among Patches).
 	Ported []string `json:",omitempty"`
+	// Since is set when the port carries only the change made to the
+	// ported patches since that commit of the repository.
+	Since string `json:",omitempty"`
 	// Patches are the series' patch files, in order (absolute paths).
 	Patches []string
 	// Results are the outcomes of Patches[:len(Results)].
@@ -322,6 +325,9 @@ func (s *Session) ChangelogLine(r Result) string {
 			detail := string(r.Outcome)
 			if r.Detail != "" {
 				detail += ": " + r.Detail
+			}
+			if s.Since != "" {
+				return fmt.Sprintf("- ported the change to `%s` since %s from %s (%s)", r.Patch, s.Since, s.FromLine, detail)
 			}
 			return fmt.Sprintf("- ported `%s` from %s (%s)", r.Patch, s.FromLine, detail)
 		}
