@@ -94,25 +94,9 @@ func portChange(root string, src, dst line.Line, srcTree, cur, t *tree.Tree, nam
 		return "", false, err
 	}
 
-	// The message: the target's, with what the source changed in its own.
-	ours, err := g.Run("log", "-1", "--format=%B", dstCommit)
+	message, messageKept, err := mergedMessage(g, dir, dstCommit, srcCommit, oldFile)
 	if err != nil {
 		return "", false, err
-	}
-	theirs, err := g.Run("log", "-1", "--format=%B", srcCommit)
-	if err != nil {
-		return "", false, err
-	}
-	base, err := patchMessage(g, oldFile, dir)
-	if err != nil {
-		return "", false, err
-	}
-	message, clean, err := mergeText(dir, ours, base, theirs)
-	if err != nil {
-		return "", false, err
-	}
-	if !clean {
-		message, messageKept = ours, true
 	}
 	msgFile := filepath.Join(dir, "message")
 	if err := os.WriteFile(msgFile, []byte(message), 0o644); err != nil {
@@ -163,6 +147,33 @@ func portChange(root string, src, dst line.Line, srcTree, cur, t *tree.Tree, nam
 		}
 	}
 	return path, messageKept, nil
+}
+
+// mergedMessage is the message of the target's commit of the patch
+// (dstCommit) with what the source changed in its own since the patch file
+// at since (oldFile) to its commit now (srcCommit); the target's message,
+// and kept, when that change conflicts with the target's.
+func mergedMessage(g tree.Git, dir, dstCommit, srcCommit, oldFile string) (message string, kept bool, err error) {
+	ours, err := g.Run("log", "-1", "--format=%B", dstCommit)
+	if err != nil {
+		return "", false, err
+	}
+	theirs, err := g.Run("log", "-1", "--format=%B", srcCommit)
+	if err != nil {
+		return "", false, err
+	}
+	base, err := patchMessage(g, oldFile, dir)
+	if err != nil {
+		return "", false, err
+	}
+	message, clean, err := mergeText(dir, ours, base, theirs)
+	if err != nil {
+		return "", false, err
+	}
+	if !clean {
+		return ours, true, nil
+	}
+	return message, false, nil
 }
 
 // changedSince returns the source line's patch name at the repository's
