@@ -60,7 +60,7 @@ gomod: ## for out-of-tree scheduler plugins: print the go.mod replace block that
 	@scripts/gomod.sh $(GOMOD_DIR)
 
 .PHONY: tools
-tools: ## install what make test and make cluster need beyond Go and git from Debian's packages (shellcheck, skopeo, containerd, runc, CNI plugins, iptables, iproute2, procps); says what it installs
+tools: ## install what make test and make cluster need beyond Go and git from Debian's packages (shellcheck, skopeo, containerd, runc, CNI plugins, iptables, iproute2, procps, gcc, libc6-dev); says what it installs
 	scripts/tools.sh
 
 .PHONY: test

@@ -4,8 +4,10 @@
 # linter of make lint (package shellcheck); skopeo, with which the harness
 # checks the release image; containerd and runc, the container runtime of
 # make cluster's nodes; containernetworking-plugins, the CNI plugins that
-# give their pods a network; iptables, which those plugins use; and ip,
-# sysctl and nsenter, with which the cluster makes its nodes' networks.
+# give their pods a network; iptables, which those plugins use; ip,
+# sysctl and nsenter, with which the cluster makes its nodes' networks; and
+# gcc with the C library's headers (libc6-dev), for the cgo that the race
+# detector of the harness's race check needs (go test -race).
 # What the Go module proxy provides (etcd, benchstat, the cluster's binaries)
 # is built by the targets that use it, pinned in the repository. Nothing is
 # installed when every tool is there; otherwise this needs root (or sudo
@@ -13,7 +15,7 @@
 # cannot install it.
 set -euo pipefail
 
-# command (or file) -> Debian package
+# command (or a file it installs) -> Debian package
 tools=(
 	shellcheck:shellcheck
 	skopeo:skopeo
@@ -26,6 +28,8 @@ tools=(
 	ip:iproute2
 	sysctl:procps
 	nsenter:util-linux
+	gcc:gcc
+	/usr/include/stdlib.h:libc6-dev
 )
 
 missing=()
@@ -33,7 +37,7 @@ for t in "${tools[@]}"; do
 	cmd=${t%%:*}
 	pkg=${t#*:}
 	if [[ $cmd == /* ]]; then
-		[[ -x $cmd ]] && continue
+		[[ -e $cmd ]] && continue
 	else
 		command -v "$cmd" >/dev/null && continue
 		# iptables and a few others live in sbin, which a user's PATH may lack.
@@ -42,7 +46,7 @@ for t in "${tools[@]}"; do
 	[[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-	echo "tools: shellcheck, skopeo, containerd, runc, CNI plugins, iptables, ip, sysctl, nsenter present"
+	echo "tools: shellcheck, skopeo, containerd, runc, CNI plugins, iptables, ip, sysctl, nsenter, gcc, libc6-dev present"
 	exit 0
 fi
 

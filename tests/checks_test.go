@@ -113,3 +113,71 @@ func yesDash(b bool) string {
 	}
 	return "-"
 }
+
+// TestRaceCheck: the race proof's run (runLogged of a Race: command, with
+// -race) fails a test with a data race and passes one without: it gets the
+// cgo that -race needs (goEnv has CGO_ENABLED=0, with which no -race run
+// passes), and the race detector fails the test it sees a race in.
+func TestRaceCheck(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/racecheck\n\ngo 1.22\n",
+		"race_test.go": `package racecheck
+
+import (
+	"sync"
+	"testing"
+)
+
+func count(lock bool) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	n := 0
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if lock {
+				mu.Lock()
+				defer mu.Unlock()
+			}
+			n++
+		}()
+	}
+	wg.Wait()
+	return n
+}
+
+func TestLocked(t *testing.T) { count(true) }
+func TestRacy(t *testing.T)   { count(false) }
+`,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		run     string
+		wantErr bool
+	}{
+		{run: "^TestLocked$"},
+		{run: "^TestRacy$", wantErr: true},
+	} {
+		t.Run(tc.run, func(t *testing.T) {
+			res, log, err := runLogged(dir, "racecheck", "race", series.GoTest{Package: ".", Flags: []string{"-race", "-run", tc.run}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = harness.MustPass(res)
+			switch {
+			case tc.wantErr && err == nil:
+				t.Errorf("a test with a data race passed under -race (log %s)", log)
+			case tc.wantErr && !strings.Contains(res.FailureOutput(), "race detected during execution of test"):
+				t.Errorf("the racy test failed without the race detector's report: %v\n%s", err, res.FailureOutput())
+			case !tc.wantErr && err != nil:
+				t.Errorf("a test without a data race failed under -race: %v\n%s", err, harness.Report(res, log))
+			}
+		})
+	}
+}

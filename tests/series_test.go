@@ -203,6 +203,7 @@ func checkRunners(l *loaded, i int, p *series.Patch) map[string]func(t *testing.
 		"suite":      func(t *testing.T) { proveSuite(t, l, i, name, p) },
 		"regression": func(t *testing.T) { proveRegressions(t, l, i, name, file, p) },
 		"mutants":    func(t *testing.T) { proveGuards(t, l, name, p) },
+		"race":       func(t *testing.T) { proveRaces(t, l, name, file, p) },
 	}
 }
 
@@ -240,6 +241,27 @@ func proveTests(t *testing.T, l *loaded, name, file string, p *series.Patch) {
 	}
 	if left == len(p.Tests) {
 		t.Skipf("every Test: line is an integration test, left to the full proof (make test LINE=%s)", ln.Name)
+	}
+}
+
+// proveRaces: every Race: command passes on the patched tree under the
+// race detector (go test -race), which fails a test in which it sees a
+// data race. -race needs cgo and a C compiler (make's tools step installs
+// gcc); without one the command fails and says so.
+func proveRaces(t *testing.T, l *loaded, name, file string, p *series.Patch) {
+	passed := 0
+	defer func() { setCell(name, "race", fmt.Sprintf("%d/%d pass", passed, len(p.Races))) }()
+	for _, gt := range p.Races {
+		at := harness.At(file, "Race", gt)
+		race := gt
+		race.Flags = append([]string{"-race"}, gt.Flags...)
+		res, log, note := onPatchedTree(t, l, name, harness.LogName("race", fmt.Sprintf("L%d", gt.Line)), race)
+		if err := harness.MustPass(res); err != nil {
+			t.Errorf("%s: under the race detector: %v%s\n%s", at, err, note, harness.Report(res, log))
+			continue
+		}
+		passed++
+		t.Logf("%s: %d passed under the race detector in %s%s", at, len(res.Passed), res.Elapsed.Round(1e8), note)
 	}
 }
 
@@ -508,7 +530,12 @@ func upstreamPackage(t *testing.T, l *loaded, pkg string) bool {
 // environment and writes its full log as check of patch.
 func runLogged(dir, patch, check string, gt series.GoTest) (*gotest.Result, string, error) {
 	args := goTestArgs(gt)
-	res, err := gotest.Run(dir, goEnv, args...)
+	env := goEnv
+	if slices.Contains(gt.Flags, "-race") {
+		// The race detector needs cgo.
+		env = append(slices.Clone(goEnv), "CGO_ENABLED=1")
+	}
+	res, err := gotest.Run(dir, env, args...)
 	if err != nil {
 		return nil, "", err
 	}

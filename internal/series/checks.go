@@ -48,6 +48,10 @@ var Checks = []Check{
 		Name: "mutants", Trailer: "Guards", Column: "MUTANTS KILLED",
 		Proves: "each `Guards:` test passes on the patched tree and fails with its mutant applied",
 	},
+	{
+		Name: "race", Trailer: "Race", Column: "RACE",
+		Proves: "each `Race:` test passes on the patched tree under the race detector (`go test -race`, which fails a test on a data race) and runs at least one test",
+	},
 }
 
 // CheckTrailers are the trailers that ask for checks.

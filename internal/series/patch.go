@@ -34,6 +34,9 @@ type Patch struct {
 	Status Status
 	// Tests and Regressions are the parsed Test: and Regression: trailers.
 	Tests, Regressions []GoTest
+	// Races are the parsed Race: trailers: tests of the patch's concurrent
+	// code, run under the race detector.
+	Races []GoTest
 	// RegressionNone is the reason given by `Regression: none (...)`.
 	RegressionNone string
 	// Guards are the parsed Guards: trailers of a guard-test patch.
@@ -309,6 +312,13 @@ func (p *Patch) validate() error {
 			}
 			g.Line, g.Test.Line = t.Line, t.Line
 			p.Guards = append(p.Guards, g)
+		case "Race":
+			gt, err := ParseGoTest(t.Value)
+			if err != nil {
+				return errorf(p.File, t.Line, "%s: %v", t.Key, err)
+			}
+			gt.Line = t.Line
+			p.Races = append(p.Races, gt)
 		case "Test", "Regression":
 			if m := noneRE.FindStringSubmatch(t.Value); m != nil && t.Key == "Regression" {
 				p.RegressionNone = m[1]
