@@ -252,6 +252,23 @@ func TestParsePatchGuardsTrailerIsKnown(t *testing.T) {
 	assert.Equal(t, "mutants/nodetree.patch", got.Guards[0].Mutant)
 }
 
+// TestParsePatchRace: Race: trailers are parsed as Test: lines are, into
+// Races, and their errors name the trailer.
+func TestParsePatchRace(t *testing.T) {
+	got, err := series.ParsePatch("patches/x.patch", []byte(patchWith(goodTrailers+"Race: ./pkg/scheduler/framework/plugins/volumebinding -run '^TestLocalDynamic'\n")))
+	require.NoError(t, err)
+	assert.Equal(t, []series.GoTest{{
+		Package: "./pkg/scheduler/framework/plugins/volumebinding",
+		Flags:   []string{"-run", "^TestLocalDynamic"},
+		Line:    15,
+		Raw:     "./pkg/scheduler/framework/plugins/volumebinding -run '^TestLocalDynamic'",
+	}}, got.Races)
+	assert.Len(t, got.Tests, 2, "a Race: line is not a Test: line")
+
+	_, err = series.ParsePatch("patches/x.patch", []byte(patchWith(goodTrailers+"Race: ./pkg/... -run '^TestX$'\n")))
+	assert.EqualError(t, err, `patches/x.patch:15: Race: "./pkg/...": name one package, not a pattern`)
+}
+
 func TestParsePatchErrors(t *testing.T) {
 	replace := func(old, new string) string {
 		if !strings.Contains(goodTrailers, old) {
@@ -274,7 +291,7 @@ func TestParsePatchErrors(t *testing.T) {
 		{
 			name: "an unknown trailer key names the key and its line",
 			in:   patchWith(goodTrailers + "Signed-off-by: Someone <someone@example.com>\n"),
-			want: `patches/x.patch:15: unknown trailer "Signed-off-by" (want one of Bug, Guards, Regression, Test, Upstream-Status)`,
+			want: `patches/x.patch:15: unknown trailer "Signed-off-by" (want one of Bug, Guards, Race, Regression, Test, Upstream-Status)`,
 		},
 		{
 			name: "a line of the trailer block that is no trailer is malformed",
