@@ -114,15 +114,17 @@ func yesDash(b bool) string {
 	return "-"
 }
 
-// TestRaceCheck: the race proof's run (runLogged of a Race: command, with
-// -race) fails a test with a data race and passes one without: it gets the
-// cgo that -race needs (goEnv has CGO_ENABLED=0, with which no -race run
-// passes), and the race detector fails the test it sees a race in.
+// TestRaceCheck: the race proof's run (runLogged of raceCommand) fails a
+// test with a data race and passes one without: it gets the cgo that -race
+// needs (goEnv has CGO_ENABLED=0, with which no -race run passes), and the
+// race detector fails the test it sees a race in. A TestMain that starts a
+// goroutine writing to os.Stderr before m.Run (as upstream's
+// framework.EtcdMain does) passes: the test binary runs in plain -v mode,
+// where the testing package does not set os.Stderr under that goroutine.
 func TestRaceCheck(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
-		"go.mod": "module example.com/racecheck\n\ngo 1.22\n",
-		"race_test.go": `package racecheck
+	modules := map[string]map[string]string{
+		"racecheck": {
+			"race_test.go": `package racecheck
 
 import (
 	"sync"
@@ -151,21 +153,52 @@ func count(lock bool) int {
 func TestLocked(t *testing.T) { count(true) }
 func TestRacy(t *testing.T)   { count(false) }
 `,
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
+		},
+		"stderrlog": {
+			"main_test.go": `package stderrlog
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	go func() {
+		for {
+			fmt.Fprintln(os.Stderr, "a server's log line")
+			time.Sleep(time.Millisecond)
 		}
+	}()
+	os.Exit(m.Run())
+}
+
+func TestServed(t *testing.T) { time.Sleep(100 * time.Millisecond) }
+`,
+		},
+	}
+	dirs := map[string]string{}
+	for module, files := range modules {
+		dir := t.TempDir()
+		files["go.mod"] = "module example.com/" + module + "\n\ngo 1.22\n"
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs[module] = dir
 	}
 	for _, tc := range []struct {
-		run     string
-		wantErr bool
+		module, run string
+		wantErr     bool
 	}{
-		{run: "^TestLocked$"},
-		{run: "^TestRacy$", wantErr: true},
+		{module: "racecheck", run: "^TestLocked$"},
+		{module: "racecheck", run: "^TestRacy$", wantErr: true},
+		{module: "stderrlog", run: "^TestServed$"},
 	} {
-		t.Run(tc.run, func(t *testing.T) {
-			res, log, err := runLogged(dir, "racecheck", "race", series.GoTest{Package: ".", Flags: []string{"-race", "-run", tc.run}})
+		t.Run(tc.module+"/"+tc.run, func(t *testing.T) {
+			res, log, err := runLogged(dirs[tc.module], tc.module, "race", raceCommand(series.GoTest{Package: ".", Flags: []string{"-run", tc.run}}))
 			if err != nil {
 				t.Fatal(err)
 			}

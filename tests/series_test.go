@@ -253,9 +253,7 @@ func proveRaces(t *testing.T, l *loaded, name, file string, p *series.Patch) {
 	defer func() { setCell(name, "race", fmt.Sprintf("%d/%d pass", passed, len(p.Races))) }()
 	for _, gt := range p.Races {
 		at := harness.At(file, "Race", gt)
-		race := gt
-		race.Flags = append([]string{"-race"}, gt.Flags...)
-		res, log, note := onPatchedTree(t, l, name, harness.LogName("race", fmt.Sprintf("L%d", gt.Line)), race)
+		res, log, note := onPatchedTree(t, l, name, harness.LogName("race", fmt.Sprintf("L%d", gt.Line)), raceCommand(gt))
 		if err := harness.MustPass(res); err != nil {
 			t.Errorf("%s: under the race detector: %v%s\n%s", at, err, note, harness.Report(res, log))
 			continue
@@ -263,6 +261,25 @@ func proveRaces(t *testing.T, l *loaded, name, file string, p *series.Patch) {
 		passed++
 		t.Logf("%s: %d passed under the race detector in %s%s", at, len(res.Passed), res.Elapsed.Round(1e8), note)
 	}
+}
+
+// raceCommand is the race proof's command for a Race: line: the line's go
+// test command with -race, and the test binary in plain -v mode
+// (-test.v=true after -args; go test -json still turns its output into
+// events). With the -test.v=test2json that go test -json passes,
+// testing.(*M).Run sets os.Stderr = os.Stdout, after TestMain may have
+// started goroutines that write to os.Stderr: upstream's
+// framework.EtcdMain starts the one that logs etcd's output. The race
+// detector reports that as a data race outside any test, in neither the
+// tests nor the code they prove.
+func raceCommand(gt series.GoTest) series.GoTest {
+	race := gt
+	race.Flags = append([]string{"-race"}, gt.Flags...)
+	if !slices.Contains(race.Flags, "-args") && !slices.Contains(race.Flags, "--args") {
+		race.Flags = append(race.Flags, "-args")
+	}
+	race.Flags = append(race.Flags, "-test.v=true")
+	return race
 }
 
 // proveSuite reports the upstream suites of the packages patch i touches,
