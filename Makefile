@@ -68,7 +68,7 @@ test: tools lint ## prove lines: without LINE, the full proof of the newest line
 	scripts/test.sh
 
 .PHONY: test-patch
-test-patch: apply ## run one patch's checks on the line: make test-patch P=<name>.patch
+test-patch: apply etcd ## run one patch's checks on the line: make test-patch P=<name>.patch
 	scripts/test-patch.sh
 
 .PHONY: export
