@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kube-carry/kube-carry/internal/fixture"
 	"github.com/kube-carry/kube-carry/internal/harness"
 	"github.com/kube-carry/kube-carry/internal/series"
 )
@@ -182,11 +183,7 @@ func TestServed(t *testing.T) { time.Sleep(100 * time.Millisecond) }
 	for module, files := range modules {
 		dir := t.TempDir()
 		files["go.mod"] = "module example.com/" + module + "\n\ngo 1.22\n"
-		for name, content := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		fixture.WriteFiles(t, dir, files)
 		dirs[module] = dir
 	}
 	for _, tc := range []struct {
